@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.etcd.io/etcd/api/v3/version"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"golang.org/x/term"
+	"google.golang.org/grpc"
+
+	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// connFlags are etcdctl's connection flags, with the same names and ETCDCTL_* env vars.
+type connFlags struct {
+	endpoints        []string
+	dialTimeout      time.Duration
+	cacert           string
+	cert             string
+	key              string
+	insecureSkipTLS  bool
+	user             string
+	password         string
+	dataDir          string
+	embeddedMembers  int
+	metricsURLs      []string
+	keepaliveTime    time.Duration
+	keepaliveTimeout time.Duration
+}
+
+func (c *connFlags) register(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&c.endpoints, "endpoints", nil, "gRPC endpoints (default: start an embedded etcd)")
+	fs.DurationVar(&c.dialTimeout, "dial-timeout", 2*time.Second, "dial timeout for client connections")
+	fs.StringVar(&c.cacert, "cacert", "", "verify certificates of TLS-enabled secure servers using this CA bundle")
+	fs.StringVar(&c.cert, "cert", "", "identify secure client using this TLS certificate file")
+	fs.StringVar(&c.key, "key", "", "identify secure client using this TLS key file")
+	fs.BoolVar(&c.insecureSkipTLS, "insecure-skip-tls-verify", false, "skip server certificate verification (CAUTION: insecure)")
+	fs.StringVar(&c.user, "user", "", "username[:password] for authentication (prompt if password is not supplied)")
+	fs.StringVar(&c.password, "password", "", "password for authentication (if this option is used, --user option shouldn't include password)")
+	fs.StringVar(&c.dataDir, "data-dir", "", "data dir of the embedded etcd (default: a temp dir, removed afterwards)")
+	fs.IntVar(&c.embeddedMembers, "embedded-members", 1, "members of the embedded cluster (1 or 3; more than 1 runs them as separate processes)")
+	fs.StringSliceVar(&c.metricsURLs, "metrics-urls", nil, "URLs of the members' /metrics (default: each member's client URL + /metrics)")
+	fs.DurationVar(&c.keepaliveTime, "keepalive-time", 2*time.Second, "keepalive time for client connections")
+	fs.DurationVar(&c.keepaliveTimeout, "keepalive-timeout", 6*time.Second, "keepalive timeout for client connections")
+}
+
+func (c *connFlags) validate() error {
+	if c.dialTimeout <= 0 {
+		return usageErr(fmt.Errorf("--dial-timeout must be positive, got %s", c.dialTimeout))
+	}
+	if c.embeddedMembers < 1 || c.embeddedMembers > 7 {
+		return usageErr(fmt.Errorf("--embedded-members must be between 1 and 7, got %d", c.embeddedMembers))
+	}
+	if (c.cert == "") != (c.key == "") {
+		return usageErr(errors.New("--cert and --key go together"))
+	}
+	if len(c.endpoints) > 0 && c.dataDir != "" {
+		return usageErr(errors.New("--data-dir is for the embedded etcd; it cannot be used with --endpoints"))
+	}
+	for _, f := range []struct{ flag, path string }{{"--cacert", c.cacert}, {"--cert", c.cert}, {"--key", c.key}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			return usageErr(fmt.Errorf("%s: %w", f.flag, err))
+		}
+	}
+	return nil
+}
+
+// target is a connected cluster: the client, how to scrape its metrics, and what
+// to record about it. Close stops an embedded cluster.
+type target struct {
+	Client      *clientv3.Client
+	Info        results.Target
+	MetricsURLs []string
+	HTTP        *http.Client
+	Cluster     *cluster.Cluster // nil unless embedded
+}
+
+// Close releases the client and stops the embedded cluster, if any.
+func (t *target) Close() {
+	if t.Client != nil {
+		t.Client.Close()
+	}
+	if t.Cluster != nil {
+		t.Cluster.Close()
+	}
+}
+
+// connect reaches the cluster named by the flags or, when none is named, starts an
+// embedded one. It fails within the dial timeout when no endpoint answers.
+func (a *app) connect(ctx context.Context) (*target, error) {
+	c := &a.conn
+	t := &target{}
+	eps := c.endpoints
+	if len(eps) == 0 {
+		cl, err := cluster.Start(ctx, cluster.Config{Dir: c.dataDir, Members: c.embeddedMembers})
+		if err != nil {
+			return nil, err
+		}
+		t.Cluster = cl
+		eps = cl.Endpoints()
+		fmt.Fprintf(a.stderr, "etcdperf: no --endpoints given; started an embedded etcd %s (%d member(s)) at %s, data in %s (removed afterwards)\n",
+			embeddedEtcdVersion(), len(eps), strings.Join(eps, ","), cl.Dir())
+		t.Info.Embedded = true
+	}
+	tlsCfg, err := c.tlsConfig()
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	user, pass, err := c.credentials(a)
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	cfg := clientv3.Config{
+		Endpoints:            eps,
+		DialTimeout:          c.dialTimeout,
+		DialKeepAliveTime:    c.keepaliveTime,
+		DialKeepAliveTimeout: c.keepaliveTimeout,
+		TLS:                  tlsCfg,
+		Username:             user,
+		Password:             pass,
+		Logger:               zap.NewNop(),
+		DialOptions:          []grpc.DialOption{grpc.WithBlock()}, //nolint:staticcheck // fail fast on unreachable endpoints, as etcdctl does
+		MaxCallSendMsgSize:   2 * 1024 * 1024,
+		MaxCallRecvMsgSize:   0,
+	}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		t.Close()
+		return nil, fmt.Errorf("cannot reach etcd at %s: %w", strings.Join(eps, ","), err)
+	}
+	t.Client = cli
+	if err := t.describe(ctx, eps, c.dialTimeout); err != nil {
+		t.Close()
+		return nil, err
+	}
+	t.HTTP = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	t.MetricsURLs = c.metricsURLs
+	if len(t.MetricsURLs) == 0 {
+		for _, m := range t.Info.Members {
+			if len(m.ClientURLs) > 0 {
+				t.MetricsURLs = append(t.MetricsURLs, strings.TrimSuffix(m.ClientURLs[0], "/")+"/metrics")
+			}
+		}
+	}
+	return t, nil
+}
+
+// describe fills t.Info from the member list and each endpoint's status.
+func (t *target) describe(ctx context.Context, eps []string, timeout time.Duration) error {
+	t.Info.Endpoints = eps
+	cctx, cancel := context.WithTimeout(ctx, timeout+3*time.Second)
+	defer cancel()
+	ml, err := t.Client.MemberList(cctx)
+	if err != nil {
+		return fmt.Errorf("cannot list members at %s: %w", strings.Join(eps, ","), err)
+	}
+	t.Info.ClusterID = fmt.Sprintf("%x", ml.Header.ClusterId)
+	var leader uint64
+	for _, ep := range eps {
+		st, err := t.Client.Status(cctx, ep)
+		if err != nil {
+			return fmt.Errorf("cannot reach etcd at %s: %w", ep, err)
+		}
+		t.Info.ServerVersion = st.Version
+		leader = st.Leader
+	}
+	for _, m := range ml.Members {
+		t.Info.Members = append(t.Info.Members, results.Member{
+			ID: fmt.Sprintf("%x", m.ID), Name: m.Name, ClientURLs: m.ClientURLs, PeerURLs: m.PeerURLs,
+			IsLeader: m.ID == leader, IsLearner: m.IsLearner,
+		})
+	}
+	return nil
+}
+
+func (c *connFlags) tlsConfig() (*tls.Config, error) {
+	if c.cacert == "" && c.cert == "" && !c.insecureSkipTLS && !anyHTTPS(c.endpoints) {
+		return nil, nil
+	}
+	info := transport.TLSInfo{TrustedCAFile: c.cacert, CertFile: c.cert, KeyFile: c.key, InsecureSkipVerify: c.insecureSkipTLS}
+	cfg, err := info.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("TLS: %w", err)
+	}
+	return cfg, nil
+}
+
+func anyHTTPS(eps []string) bool {
+	for _, e := range eps {
+		if strings.HasPrefix(e, "https://") {
+			return true
+		}
+	}
+	return false
+}
+
+// credentials splits --user name:password; a missing password comes from --password,
+// ETCDCTL_PASSWORD (already mapped onto --password) or a prompt on a terminal.
+func (c *connFlags) credentials(a *app) (string, string, error) {
+	if c.user == "" {
+		return "", "", nil
+	}
+	user, pass, hasPass := strings.Cut(c.user, ":")
+	if hasPass && c.password != "" {
+		return "", "", usageErr(errors.New("--password cannot be used when --user includes a password"))
+	}
+	if !hasPass {
+		pass = c.password
+	}
+	if pass == "" && !hasPass {
+		if a.stdin == nil || !term.IsTerminal(int(a.stdin.Fd())) {
+			return "", "", usageErr(errors.New("--user needs a password: use user:password, --password, ETCDCTL_PASSWORD, or run on a terminal to be prompted"))
+		}
+		fmt.Fprint(a.stderr, "Password: ")
+		b, err := term.ReadPassword(int(a.stdin.Fd()))
+		fmt.Fprintln(a.stderr)
+		if err != nil {
+			return "", "", fmt.Errorf("read password: %w", err)
+		}
+		pass = strings.TrimRight(string(b), "\r\n")
+	}
+	return user, pass, nil
+}
+
+// embeddedEtcdVersion is the etcd release linked into this binary.
+func embeddedEtcdVersion() string { return version.Version }

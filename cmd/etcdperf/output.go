@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// printJSON prints v as the one JSON object of -w json.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// table returns a tab writer for -w table output; call Flush when done.
+func (a *app) table() *tabwriter.Writer {
+	return tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+}
+
+// newRun starts a run file for command with the header filled in.
+func (a *app) newRun(cmd *cobra.Command, command string, t *target) *results.Run {
+	run := &results.Run{
+		Version:   results.Version,
+		Tool:      results.Tool{Name: "etcdperf", Version: toolVersion(), GoVersion: runtime.Version()},
+		Command:   command,
+		StartedAt: time.Now().UTC(),
+		Flags:     flagsOf(cmd),
+		Valid:     true,
+	}
+	if t != nil {
+		run.Target = t.Info
+	}
+	return run
+}
+
+// flagsOf records the flags the user set, minus secrets.
+func flagsOf(cmd *cobra.Command) map[string]string {
+	m := map[string]string{}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "password":
+			return
+		case "user":
+			name, _, _ := strings.Cut(f.Value.String(), ":")
+			m[f.Name] = name
+			return
+		}
+		m[f.Name] = f.Value.String()
+	})
+	return m
+}
+
+// writeRun writes the run file atomically and returns its path.
+func (a *app) writeRun(run *results.Run) (string, error) {
+	if run.EndedAt.IsZero() {
+		run.EndedAt = time.Now().UTC()
+	}
+	path := a.runFile
+	if path == "" {
+		path = results.DefaultPath(a.resultsDir, run.Command, run.StartedAt)
+	}
+	if err := results.WriteFile(path, run); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// fmtMs renders a latency in milliseconds with sensible precision.
+func fmtMs(ms float64) string {
+	switch {
+	case ms >= 100:
+		return fmt.Sprintf("%.0fms", ms)
+	case ms >= 10:
+		return fmt.Sprintf("%.1fms", ms)
+	default:
+		return fmt.Sprintf("%.3fms", ms)
+	}
+}
+
+// sortedKeys returns m's keys in order, for stable output.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

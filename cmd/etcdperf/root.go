@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+)
+
+// app is everything a command needs besides its own flags: the streams and the
+// global options. Commands get it as an argument; there are no package globals.
+type app struct {
+	stdin          *os.File
+	stdout, stderr io.Writer
+	stderrTTY      bool
+
+	conn       connFlags
+	output     string // simple | json | table
+	resultsDir string
+	runFile    string
+	debug      bool
+}
+
+func newApp(stdin *os.File, stdout, stderr *os.File) *app {
+	return &app{
+		stdin: stdin, stdout: stdout, stderr: stderr,
+		stderrTTY: term.IsTerminal(int(stderr.Fd())),
+	}
+}
+
+// commands lists the subcommands; each constructor builds one.
+var commands = []func(*app) *cobra.Command{
+	newVersionCmd,
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "etcdperf",
+		Short:         "Benchmark an etcd cluster and name its bottleneck",
+		Long:          "etcdperf drives put, range and watch load against etcd, probes the fsync latency of the disk,\nscrapes the members' metrics and says which of disk, network, memory, CPU, value size or range\nsize is the bottleneck. With no --endpoints it starts an embedded etcd in a temp dir.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := flagsFromEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			switch a.output {
+			case "simple", "json", "table":
+			default:
+				return fmt.Errorf("-w %q: must be simple, json or table", a.output)
+			}
+			return a.conn.validate()
+		},
+	}
+	pf := root.PersistentFlags()
+	a.conn.register(pf)
+	pf.StringVarP(&a.output, "write-out", "w", "simple", "output format: simple, json or table")
+	pf.StringVar(&a.resultsDir, "results-dir", "results", "folder for run files")
+	pf.StringVar(&a.runFile, "run-file", "", "path of the run file to write (default: a new file in --results-dir)")
+	pf.BoolVar(&a.debug, "debug", false, "show error details")
+	for _, c := range commands {
+		root.AddCommand(c(a))
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	return root
+}
+
+// usageErr marks a bad invocation; the caller prints it with the usage hint.
+func usageErr(err error) error { return withCode(ExitError, err) }
+
+// execute runs the command line and turns its outcome into an exit code.
+func (a *app) execute(ctx context.Context, args []string) int {
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	err := root.ExecuteContext(ctx)
+	code := exitCode(err)
+	var ee *exitError
+	if err != nil && !(errors.As(err, &ee) && ee.err == nil) {
+		fmt.Fprintf(a.stderr, "etcdperf: %s\n", oneLine(err))
+	}
+	return code
+}
+
+// oneLine keeps the promise of one line on stderr, whatever a library put in its error.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// flagsFromEnv gives ETCDCTL_<FLAG> to every flag the command line left unset, as etcdctl does.
+func flagsFromEnv(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || err != nil {
+			return
+		}
+		key := "ETCDCTL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(key); ok {
+			if serr := fs.Set(f.Name, v); serr != nil {
+				err = usageErr(fmt.Errorf("%s=%q: %w", key, v, serr))
+			}
+		}
+	})
+	return err
+}
+
+// toolVersion is the module version of this build ("devel" from a work tree).
+func toolVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+func newVersionCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the etcdperf version and the etcd release it embeds",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			v := map[string]string{"etcdperf": toolVersion(), "embedded_etcd": embeddedEtcdVersion()}
+			if a.output == "json" {
+				return a.printJSON(v)
+			}
+			fmt.Fprintf(a.stdout, "etcdperf %s (embedded etcd %s)\n", v["etcdperf"], v["embedded_etcd"])
+			return nil
+		},
+	}
+}

@@ -1,0 +1,95 @@
+package results
+
+import (
+	"math"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// DiskResult is one disk probe run (see package diskprobe).
+type DiskResult struct {
+	Pattern   string `json:"pattern"` // fio | wal | backend | etcd
+	Dir       string `json:"dir"`
+	BlockSize int    `json:"block_size"`
+	// Bytes counts the bytes the timed loop wrote; DurationS is that loop's wall time.
+	Bytes     int64   `json:"bytes"`
+	DurationS float64 `json:"duration_s"`
+	// Writes and Fdatasyncs count the write and fdatasync (or directory fsync) calls.
+	Writes     int64 `json:"writes"`
+	Fdatasyncs int64 `json:"fdatasyncs"`
+	// IOPS is Writes per second of DurationS, as fio counts it (the syncs are in the time, not the count).
+	IOPS      float64 `json:"iops"`
+	MBPerS    float64 `json:"mb_per_s"` // 10^6 bytes per second
+	Fdatasync Summary `json:"fdatasync_ms"`
+	Write     Summary `json:"write_ms"`
+	SyncHist  Hist    `json:"fdatasync_hist"`
+	WriteHist Hist    `json:"write_hist"`
+	// FdatasyncBuckets are the fdatasync latencies counted like etcd_disk_wal_fsync_duration_seconds,
+	// so a probe can be laid next to a member's metrics.
+	FdatasyncBuckets []Bucket `json:"fdatasync_buckets,omitempty"`
+
+	// Commit is the bbolt-like commit time (page writes, fdatasync, meta write, fdatasync) of the
+	// backend pattern, the counterpart of etcd_disk_backend_commit_duration_seconds.
+	Commit        *Summary `json:"commit_ms,omitempty"`
+	CommitHist    Hist     `json:"commit_hist,omitempty"`
+	CommitBuckets []Bucket `json:"commit_buckets,omitempty"`
+	// SegmentCuts counts WAL segment cuts (wal pattern).
+	SegmentCuts int `json:"segment_cuts,omitempty"`
+
+	Grade string `json:"grade"` // pass | warn | fail
+	// GradeReason says which rule decided the grade, with the observed value and the source of the threshold.
+	GradeReason string `json:"grade_reason,omitempty"`
+	// FioCommand is the fio job that does the same I/O (fio pattern) or the closest one (wal pattern).
+	FioCommand string `json:"fio_command,omitempty"`
+
+	// Filesystem facts of Dir, and the block device under it (nil when there is none, e.g. overlay or tmpfs).
+	Filesystem   string `json:"filesystem,omitempty"`
+	Mountpoint   string `json:"mountpoint,omitempty"`
+	MountDevice  string `json:"mount_device,omitempty"`
+	MountOptions string `json:"mount_options,omitempty"`
+	Device       *Disk  `json:"device,omitempty"`
+
+	// Backend is the backend side of the etcd pattern, which ran concurrently with the WAL side above.
+	Backend *DiskResult `json:"backend,omitempty"`
+	// Interrupted is set when the probe was cancelled; the figures cover what ran.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Bucket is one cumulative histogram bucket, as Prometheus exposes it: Count observations were ≤ LE seconds.
+type Bucket struct {
+	LE    float64 `json:"le"`
+	Count int64   `json:"count"`
+}
+
+// EtcdDiskBucketBounds are the upper bounds (seconds) of etcd's disk histograms
+// etcd_disk_wal_fsync_duration_seconds and etcd_disk_backend_commit_duration_seconds:
+// prometheus.ExponentialBuckets(0.001, 2, 14), i.e. 1 ms × 2^k for k = 0..13 (server/storage/wal/metrics.go).
+var EtcdDiskBucketBounds = func() []float64 {
+	b := make([]float64, 14)
+	for k := range b {
+		b[k] = 0.001 * math.Pow(2, float64(k))
+	}
+	return b
+}()
+
+// EtcdBuckets counts a microsecond histogram into etcd's disk buckets, cumulative. The +Inf
+// bucket is left out (JSON has no infinity); its count is h.TotalCount(). Each bound is a
+// bucket edge of the shared histogram, so a count can only miss samples that lie within
+// 2^(k-1) µs above the bound.
+func EtcdBuckets(h *hdr.Histogram) []Bucket {
+	out := make([]Bucket, len(EtcdDiskBucketBounds))
+	for i, le := range EtcdDiskBucketBounds {
+		out[i].LE = le
+	}
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		for i, le := range EtcdDiskBucketBounds {
+			if float64(bar.To) <= le*1e6 {
+				out[i].Count += bar.Count
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,90 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ErrVersion is returned for a run file written by another format version.
+var ErrVersion = errors.New("unsupported run file version")
+
+// WriteFile writes run to path atomically: a temp file in the same folder, synced,
+// then renamed, so a reader never sees half a run file.
+func WriteFile(path string, run *Run) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write run file: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".run-*.tmp")
+	if err != nil {
+		return fmt.Errorf("write run file: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	enc := json.NewEncoder(f)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(run); err != nil {
+		return fmt.Errorf("write run file %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("write run file %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write run file %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write run file %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadFile reads and checks a run file.
+func ReadFile(path string) (*Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read run file: %w", err)
+	}
+	defer f.Close()
+	run, err := Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("read run file %s: %w", path, err)
+	}
+	return run, nil
+}
+
+// Decode reads one run file from r and checks its version and histograms.
+func Decode(r io.Reader) (*Run, error) {
+	var run Run
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&run); err != nil {
+		return nil, fmt.Errorf("not a run file: %w", err)
+	}
+	if run.Version != Version {
+		return nil, fmt.Errorf("%w %d (this build reads version %d)", ErrVersion, run.Version, Version)
+	}
+	for _, op := range run.Ops {
+		for _, h := range []Hist{op.ResponseHist, op.ServiceHist} {
+			if _, err := h.Decode(); err != nil {
+				return nil, fmt.Errorf("op %s: %w", op.Op, err)
+			}
+		}
+	}
+	return &run, nil
+}
+
+// DefaultPath names a new run file in dir from the command and start time,
+// e.g. results/bench-put-20261129T150405Z.json.
+func DefaultPath(dir, command string, start time.Time) string {
+	name := strings.ReplaceAll(command, " ", "-") + "-" + start.UTC().Format("20060102T150405Z") + ".json"
+	return filepath.Join(dir, name)
+}

@@ -1,0 +1,119 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sampleRun(t testing.TB) *Run {
+	h := NewHist()
+	for i := int64(1); i <= 1000; i++ {
+		if err := h.RecordValue(i * 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc, err := EncodeHist(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Run{
+		Version: Version, Command: "bench put", StartedAt: time.Unix(1700000000, 0).UTC(),
+		Valid: true, DurationS: 10,
+		Ops: []Op{{Op: "put", Requests: 1000, Latency: Summarize(h), ResponseHist: enc, ServiceHist: enc}},
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "run.json")
+	run := sampleRun(t)
+	if err := WriteFile(path, run); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := got.Ops[0].ResponseHist.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount() != 1000 || got.Ops[0].Latency.P99 != run.Ops[0].Latency.P99 {
+		t.Errorf("round trip lost data: count %d p99 %v", h.TotalCount(), got.Ops[0].Latency.P99)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("temp files left: %v", entries)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	h := NewHist()
+	for i := int64(1); i <= 100; i++ {
+		_ = h.RecordValue(i * 1000) // 1..100 ms
+	}
+	s := Summarize(h)
+	if s.P50 < 49.9 || s.P50 > 50.1 || s.P99 < 98.9 || s.P99 > 99.1 || s.Max < 99.9 || s.Max > 100.1 {
+		t.Errorf("summary %+v", s)
+	}
+	if (Summarize(NewHist()) != Summary{}) {
+		t.Error("empty histogram must summarize to zeros")
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	good, _ := json.Marshal(sampleRun(t))
+	for _, tc := range []struct {
+		name, in string
+		want     string
+	}{
+		{"garbage", "not json", "not a run file"},
+		{"truncated", string(good[:len(good)/2]), "not a run file"},
+		{"version", `{"version":99}`, "unsupported run file version 99"},
+		{"bad hist", `{"version":1,"ops":[{"op":"put","response_hist":"!!"}]}`, "decode histogram"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode(strings.NewReader(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	_, err := Decode(strings.NewReader(`{"version":2}`))
+	if !errors.Is(err, ErrVersion) {
+		t.Errorf("version error not ErrVersion: %v", err)
+	}
+}
+
+func TestWriteFileUnwritable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		// root ignores permission bits; a path under a regular file fails for everyone.
+		f := filepath.Join(t.TempDir(), "file")
+		_ = os.WriteFile(f, nil, 0o644)
+		if err := WriteFile(filepath.Join(f, "run.json"), sampleRun(t)); err == nil {
+			t.Fatal("want error")
+		}
+		return
+	}
+	dir := t.TempDir()
+	_ = os.Chmod(dir, 0o500)
+	if err := WriteFile(filepath.Join(dir, "run.json"), sampleRun(t)); err == nil {
+		t.Fatal("want error")
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	good, _ := json.Marshal(sampleRun(f))
+	f.Add(good)
+	f.Add([]byte(`{"version":1}`))
+	f.Add([]byte(`{"version":1,"ops":[{"response_hist":"HISTFAAAA"}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = Decode(bytes.NewReader(b))
+	})
+}

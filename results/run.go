@@ -1,0 +1,131 @@
+// Package results holds the run file: the versioned JSON document that every
+// measuring command writes and every reporting command reads. It is data only;
+// the packages that measure fill it, the packages that judge read it.
+package results
+
+import (
+	"time"
+)
+
+// Version is the run file format version this build writes and reads.
+const Version = 1
+
+// Run is one run file.
+type Run struct {
+	Version   int       `json:"version"`
+	Tool      Tool      `json:"tool"`
+	Command   string    `json:"command"` // e.g. "bench put"
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	Target    Target    `json:"target"`
+	// Flags are the options that shaped the run, by flag name; secrets are never stored.
+	Flags map[string]string `json:"flags,omitempty"`
+
+	Valid         bool   `json:"valid"`
+	InvalidReason string `json:"invalid_reason,omitempty"`
+	// Interrupted is set when the run was stopped early (Ctrl-C, fatal error); what it holds is partial.
+	Interrupted bool    `json:"interrupted,omitempty"`
+	Error       string  `json:"error,omitempty"`
+	WarmupS     float64 `json:"warmup_s"`
+	DurationS   float64 `json:"duration_s"` // measured window, warm-up excluded
+
+	Ops     []Op         `json:"ops,omitempty"`
+	Client  Client       `json:"client"`
+	Disk    []DiskResult `json:"disk,omitempty"`
+	Scrapes []Scrape     `json:"scrapes,omitempty"`
+	Host    *Host        `json:"host,omitempty"`
+}
+
+// Tool identifies the build that wrote the run file.
+type Tool struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	GoVersion string `json:"go_version"`
+}
+
+// Target describes the cluster the load went to.
+type Target struct {
+	Endpoints     []string `json:"endpoints"`
+	Embedded      bool     `json:"embedded"`
+	ServerVersion string   `json:"server_version,omitempty"`
+	ClusterID     string   `json:"cluster_id,omitempty"`
+	Members       []Member `json:"members,omitempty"`
+}
+
+// Member is one cluster member as the member list reported it.
+type Member struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	ClientURLs []string `json:"client_urls"`
+	PeerURLs   []string `json:"peer_urls,omitempty"`
+	IsLeader   bool     `json:"is_leader,omitempty"`
+	IsLearner  bool     `json:"is_learner,omitempty"`
+}
+
+// Op is the result of one operation type (put, range, watch, ...) over the measured window.
+type Op struct {
+	Op           string           `json:"op"`
+	Requests     int64            `json:"requests"`
+	Errors       int64            `json:"errors"`
+	ErrorsByCode map[string]int64 `json:"errors_by_code,omitempty"`
+	// ThroughputRPS counts successful requests per second of the measured window.
+	ThroughputRPS float64 `json:"throughput_rps"`
+	TargetRPS     float64 `json:"target_rps"` // 0 in closed loop
+	// LateStarts counts requests that began more than a pacing tolerance after their intended time.
+	LateStarts int64 `json:"late_starts"`
+
+	// Latency is response time: from the intended start (open loop) or the send (closed loop) to the reply.
+	Latency Summary `json:"latency_ms"`
+	// Service is service time: from the actual send to the reply.
+	Service Summary `json:"service_ms"`
+
+	// ResponseHist and ServiceHist are the whole-window histograms (microseconds).
+	ResponseHist Hist `json:"response_hist"`
+	ServiceHist  Hist `json:"service_hist"`
+	// Intervals are per-second slices of the measured window.
+	Intervals []Interval `json:"intervals,omitempty"`
+
+	// Watch-only fields.
+	Events       int64    `json:"events,omitempty"`
+	Watchers     int      `json:"watchers,omitempty"`
+	MissedEvents int64    `json:"missed_events,omitempty"`
+	OutOfOrder   int64    `json:"out_of_order_events,omitempty"`
+	CreateMs     *Summary `json:"watch_create_ms,omitempty"`
+
+	// BytesSent and BytesReceived are payload bytes (keys+values) the op moved, for value/range size analysis.
+	BytesSent     int64 `json:"bytes_sent,omitempty"`
+	BytesReceived int64 `json:"bytes_received,omitempty"`
+	// KeysReceived counts keys returned by ranges.
+	KeysReceived int64 `json:"keys_received,omitempty"`
+}
+
+// Interval is one second of an op's measured window.
+type Interval struct {
+	// Start is the wall-clock start of the second, so runs of several workers align.
+	Start    time.Time `json:"start"`
+	Requests int64     `json:"requests"`
+	Errors   int64     `json:"errors"`
+	Response Hist      `json:"response_hist"`
+	Service  Hist      `json:"service_hist,omitempty"`
+}
+
+// Summary is the latency digest of a histogram, in milliseconds.
+type Summary struct {
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P99    float64 `json:"p99"`
+	P999   float64 `json:"p999"`
+	Max    float64 `json:"max"`
+}
+
+// Client describes the load generator's own resource use over the run.
+type Client struct {
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	MaxRSSBytes int64   `json:"max_rss_bytes"`
+	// Cores is the number of CPUs the generator could use.
+	Cores int `json:"cores,omitempty"`
+	// PacingLagP99Ms is how late the pacer itself fired (a scheduler-lag signal of a saturated client).
+	PacingLagP99Ms float64 `json:"pacing_lag_p99_ms,omitempty"`
+}
