@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdmain"
 )
@@ -55,6 +56,15 @@ type Config struct {
 	ExtraArgs []string
 	// StartTimeout bounds how long members may take to become healthy (default 30 s).
 	StartTimeout time.Duration
+	// TLS, when set, serves clients over https with these files.
+	TLS *TLS
+}
+
+// TLS names the server's certificate files for client connections.
+type TLS struct {
+	CertFile, KeyFile, TrustedCAFile string
+	// ClientCertAuth requires clients to present a certificate signed by TrustedCAFile.
+	ClientCertAuth bool
 }
 
 // Member is one running etcd.
@@ -110,9 +120,13 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			c.Close()
 			return nil, err
 		}
+		scheme := "http"
+		if cfg.TLS != nil {
+			scheme = "https"
+		}
 		m := &Member{
 			Name:      fmt.Sprintf("m%d", i),
-			ClientURL: fmt.Sprintf("http://127.0.0.1:%d", cport),
+			ClientURL: fmt.Sprintf("%s://127.0.0.1:%d", scheme, cport),
 			PeerURL:   fmt.Sprintf("http://127.0.0.1:%d", pport),
 		}
 		m.DataDir = filepath.Join(c.dir, m.Name+".etcd")
@@ -134,8 +148,13 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
+	hc, err := healthClient(cfg.TLS)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
 	for _, m := range c.members {
-		if err := m.waitHealthy(wctx); err != nil {
+		if err := m.waitHealthy(wctx, hc); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("embedded etcd member %s did not become healthy (log: %s): %w", m.Name, m.LogFile, err)
 		}
@@ -161,6 +180,10 @@ func (m *Member) args(cfg Config, initial string) []string {
 	}
 	if cfg.ElectionMs > 0 {
 		a = append(a, fmt.Sprintf("--election-timeout=%d", cfg.ElectionMs))
+	}
+	if t := cfg.TLS; t != nil {
+		a = append(a, "--cert-file="+t.CertFile, "--key-file="+t.KeyFile, "--trusted-ca-file="+t.TrustedCAFile,
+			fmt.Sprintf("--client-cert-auth=%v", t.ClientCertAuth))
 	}
 	return append(a, cfg.ExtraArgs...)
 }
@@ -203,6 +226,9 @@ func (m *Member) startEmbedded(cfg Config, initial string) error {
 	if cfg.ElectionMs > 0 {
 		ec.ElectionMs = cfg.ElectionMs
 	}
+	if t := cfg.TLS; t != nil {
+		ec.ClientTLSInfo = transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.TrustedCAFile, ClientCertAuth: t.ClientCertAuth}
+	}
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
 		return fmt.Errorf("embedded etcd: start %s: %w", m.Name, err)
@@ -211,8 +237,23 @@ func (m *Member) startEmbedded(cfg Config, initial string) error {
 	return nil
 }
 
-func (m *Member) waitHealthy(ctx context.Context) error {
+// healthClient speaks to members over TLS when they serve it; the server's own
+// certificate doubles as a client certificate, as etcd's does.
+func healthClient(t *TLS) (*http.Client, error) {
 	hc := &http.Client{Timeout: time.Second}
+	if t == nil {
+		return hc, nil
+	}
+	info := transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.TrustedCAFile}
+	tc, err := info.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd: TLS: %w", err)
+	}
+	hc.Transport = &http.Transport{TLSClientConfig: tc}
+	return hc, nil
+}
+
+func (m *Member) waitHealthy(ctx context.Context, hc *http.Client) error {
 	for {
 		if m.exited != nil {
 			select {

@@ -3,11 +3,14 @@ package cluster
 import (
 	"context"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/etcdperf/etcdperf/internal/testcerts"
 )
 
 func TestMain(m *testing.M) {
@@ -71,5 +74,24 @@ func TestStoppedMemberCanBeClosed(t *testing.T) {
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestTLS(t *testing.T) {
+	files, err := testcerts.Write(t.TempDir(), time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, processes := range []bool{false, true} {
+		c, err := Start(context.Background(), Config{Processes: processes, TLS: &TLS{
+			CertFile: files.ServerCert, KeyFile: files.ServerKey, TrustedCAFile: files.CA, ClientCertAuth: true,
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(c.Endpoints()[0], "https://") {
+			t.Errorf("endpoint %s is not https", c.Endpoints()[0])
+		}
+		c.Close()
 	}
 }
