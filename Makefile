@@ -1,7 +1,7 @@
 # etcdperf: build, test, lint, bench, e2e. `make help` lists the targets.
 GO ?= go
 PKGS := ./...
-STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: help build test test-race lint bench compare fuzz e2e etcd clean
 

@@ -121,7 +121,7 @@ func ScrapeOne(ctx context.Context, client *http.Client, rawURL, phase string) r
 	text, err := Fetch(ctx, client, rawURL)
 	// The midpoint of the request is the best estimate of when the member's
 	// counters were read.
-	sc.Time = start.Add(time.Since(start) / 2).UTC().Format(time.RFC3339Nano)
+	sc.Time = scrapeTime(start.Add(time.Since(start) / 2))
 	if err != nil {
 		sc.Error = err.Error()
 		return sc

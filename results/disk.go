@@ -22,14 +22,15 @@ type DiskResult struct {
 	MBPerS    float64 `json:"mb_per_s"` // 10^6 bytes per second
 	Fdatasync Summary `json:"fdatasync_ms"`
 	Write     Summary `json:"write_ms"`
-	SyncHist  Hist    `json:"fdatasync_hist"`
-	WriteHist Hist    `json:"write_hist"`
+	SyncHist  Hist    `json:"fdatasync_hist,omitempty"`
+	WriteHist Hist    `json:"write_hist,omitempty"`
 	// FdatasyncBuckets are the fdatasync latencies counted like etcd_disk_wal_fsync_duration_seconds,
 	// so a probe can be laid next to a member's metrics.
 	FdatasyncBuckets []Bucket `json:"fdatasync_buckets,omitempty"`
 
 	// Commit is the bbolt-like commit time (page writes, fdatasync, meta write, fdatasync) of the
 	// backend pattern, the counterpart of etcd_disk_backend_commit_duration_seconds.
+	Commits       int64    `json:"commits,omitempty"`
 	Commit        *Summary `json:"commit_ms,omitempty"`
 	CommitHist    Hist     `json:"commit_hist,omitempty"`
 	CommitBuckets []Bucket `json:"commit_buckets,omitempty"`
@@ -73,9 +74,10 @@ var EtcdDiskBucketBounds = func() []float64 {
 }()
 
 // EtcdBuckets counts a microsecond histogram into etcd's disk buckets, cumulative. The +Inf
-// bucket is left out (JSON has no infinity); its count is h.TotalCount(). Each bound is a
-// bucket edge of the shared histogram, so a count can only miss samples that lie within
-// 2^(k-1) µs above the bound.
+// bucket is left out (JSON has no infinity); its count is h.TotalCount(). Each bound is the
+// lowest value of one of the shared histogram's sub-buckets, so a sample on a bound counts in
+// it, as with Prometheus' le, and only samples less than 2^(k-1) µs above a bound (0.05%) are
+// counted with it too.
 func EtcdBuckets(h *hdr.Histogram) []Bucket {
 	out := make([]Bucket, len(EtcdDiskBucketBounds))
 	for i, le := range EtcdDiskBucketBounds {
@@ -86,7 +88,7 @@ func EtcdBuckets(h *hdr.Histogram) []Bucket {
 			continue
 		}
 		for i, le := range EtcdDiskBucketBounds {
-			if float64(bar.To) <= le*1e6 {
+			if float64(bar.From) <= le*1e6 {
 				out[i].Count += bar.Count
 			}
 		}

@@ -38,6 +38,11 @@ func newApp(stdin *os.File, stdout, stderr *os.File) *app {
 // commands lists the subcommands; each constructor builds one.
 var commands = []func(*app) *cobra.Command{
 	newVersionCmd,
+	newDiskCmd,
+	newBenchCmd,
+	newInspectCmd,
+	newReportCmd,
+	newCompareCmd,
 }
 
 func (a *app) rootCmd() *cobra.Command {

@@ -1,0 +1,393 @@
+// Package analyze turns a run's /metrics scrapes and load results into a diagnosis:
+// findings per class (disk, network, memory, cpu, client, value size, range size,
+// cluster health), each with graded evidence and its source, a verdict naming the
+// bottleneck, and a latency budget.
+//
+// Metrics are scraped by Scraper (or Fetch), stored in the run file, and graded on
+// the difference between scrapes that bracket the run: counters and histograms are
+// cumulative since the member started. A metric that is absent is unknown, never ok.
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/etcdperf/etcdperf/hardware"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// Options tune an analysis. Zero values mean "take it from the run file".
+type Options struct {
+	// Cores and MemoryBytes are what each member has. By default they come from the
+	// run's host facts, but only when the members run on that host (embedded or
+	// loopback endpoints): a remote member's machine is not the one etcdperf ran on.
+	Cores       float64
+	MemoryBytes int64
+	// WindowSeconds is the time between the two dumps of Dumps (the text format has
+	// no timestamps); 0 leaves rate-based signals (CPU) unknown.
+	WindowSeconds float64
+	// NetworkRTTMs is a measured client-to-leader round trip, for the budget.
+	NetworkRTTMs float64
+	// Clients is the number of clients, for the workload tier; 0 reads the run's
+	// "clients" flag.
+	Clients int
+	// Rules replaces the rule table; nil uses Rules.
+	Rules []Rule
+}
+
+// Report is the analysis, shaped for JSON output.
+type Report struct {
+	Verdict  Verdict         `json:"verdict"`
+	Findings []Finding       `json:"findings"`
+	Budget   *Budget         `json:"budget,omitempty"`
+	Hardware *hardware.Grade `json:"hardware,omitempty"`
+	// Notes are things the analysis could not use (failed scrapes, unparseable text).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Run analyzes a run file. It fails only on input it cannot read at all (nil, or
+// another run file version); missing or broken scrapes make findings unknown.
+func Run(run *results.Run, opts Options) (Report, error) {
+	if run == nil {
+		return Report{}, errors.New("analyze: no run")
+	}
+	if run.Version != results.Version {
+		return Report{}, fmt.Errorf("analyze: run file version %d; this build reads version %d", run.Version, results.Version)
+	}
+	windows, notes := windowsFromScrapes(run.Scrapes)
+	in := Input{Run: run, Members: windows, NetworkRTTMs: opts.NetworkRTTMs}
+	in.Leader = leaderOf(windows)
+	switch {
+	case len(run.Target.Members) > 0:
+		in.PeersKnown, in.Peers = true, len(run.Target.Members)-1
+	case len(windows) > 1:
+		in.PeersKnown, in.Peers = true, len(windows)-1
+	default:
+		in.PeersKnown, in.Peers = inferPeers(in.Leader)
+	}
+	local := run.Target.Embedded || allLoopback(run.Target.Endpoints)
+	setResources(&in, opts, run.Host, local)
+
+	rep := report(in, opts)
+	rep.Notes = append(notes, rep.Notes...)
+	if len(run.Scrapes) == 0 {
+		rep.Notes = append(rep.Notes, "the run has no /metrics scrapes: server-side signals are unknown")
+	}
+	if run.Host != nil {
+		g := hardware.GradeHost(run.Host, workloadOf(run, windows, opts))
+		rep.Hardware = &g
+	}
+	return rep, nil
+}
+
+// Dumps analyzes two saved /metrics texts of one member, taken before and after a
+// period of load (the support workflow: "send us your metrics"). It fails when a
+// text does not parse or is not an etcd member's.
+func Dumps(before, after string, opts Options) (Report, error) {
+	var snaps []*Snapshot
+	for i, text := range []string{before, after} {
+		s, err := Parse(text)
+		if err != nil {
+			return Report{}, fmt.Errorf("%s dump: %w", []string{"before", "after"}[i], err)
+		}
+		if !s.IsEtcd() {
+			return Report{}, fmt.Errorf("%s dump: %w", []string{"before", "after"}[i], ErrNotEtcd)
+		}
+		s.Member = "member"
+		snaps = append(snaps, s)
+	}
+	w := &Window{Member: "member", Snaps: snaps}
+	in := Input{Members: []*Window{w}, Leader: w, Seconds: opts.WindowSeconds, NetworkRTTMs: opts.NetworkRTTMs}
+	in.PeersKnown, in.Peers = inferPeers(w)
+	setResources(&in, opts, nil, false)
+	rep := report(in, opts)
+	if opts.WindowSeconds <= 0 {
+		rep.Notes = append(rep.Notes, "the time between the dumps is unknown: CPU utilisation is not graded (give the window)")
+	}
+	return rep, nil
+}
+
+// report grades the input and builds the verdict and budget.
+func report(in Input, opts Options) Report {
+	rules := opts.Rules
+	if rules == nil {
+		rules = Rules
+	}
+	findings := evaluate(rules, in)
+	rep := Report{Findings: findings, Budget: computeBudget(&in)}
+	rep.Verdict = verdict(in.Run, findings)
+	return rep
+}
+
+// setResources decides the cores and memory a member has.
+func setResources(in *Input, opts Options, host *results.Host, local bool) {
+	if opts.Cores > 0 {
+		in.Cores = opts.Cores
+	} else if local && host != nil {
+		in.Cores = host.EffectiveCPUs()
+	}
+	switch {
+	case opts.MemoryBytes > 0:
+		in.MemoryBytes, in.MemorySource = opts.MemoryBytes, "--memory"
+	case local && host != nil && host.MemoryBytes > 0:
+		in.MemoryBytes, in.MemorySource = host.MemoryBytes, "host RAM"
+		if host.CgroupMemoryLimitBytes > 0 && host.CgroupMemoryLimitBytes == host.MemoryBytes {
+			in.MemorySource = "cgroup limit"
+		}
+	}
+}
+
+// windowsFromScrapes groups scrapes by member and keeps, per member, the last good
+// "before" scrape, the good "during" scrapes and the first good "after" scrape, in
+// that order. Scrapes that failed or do not parse become notes.
+func windowsFromScrapes(scrapes []results.Scrape) ([]*Window, []string) {
+	type item struct {
+		snap  *Snapshot
+		phase string
+	}
+	byMember := map[string][]item{}
+	var order []string
+	var notes []string
+	for _, sc := range scrapes {
+		name := sc.Member
+		if name == "" {
+			name = memberName(sc.URL)
+		}
+		if sc.Error != "" {
+			notes = append(notes, fmt.Sprintf("%s scrape of %s failed: %s", sc.Phase, name, sc.Error))
+			continue
+		}
+		s, err := Parse(sc.Text)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s scrape of %s: %v", sc.Phase, name, err))
+			continue
+		}
+		if !s.IsEtcd() {
+			notes = append(notes, fmt.Sprintf("%s scrape of %s: %v", sc.Phase, name, ErrNotEtcd))
+			continue
+		}
+		s.Member, s.Time = name, parseTime(sc.Time)
+		if _, seen := byMember[name]; !seen {
+			order = append(order, name)
+		}
+		byMember[name] = append(byMember[name], item{s, sc.Phase})
+	}
+	var out []*Window
+	for _, name := range order {
+		items := byMember[name]
+		sort.SliceStable(items, func(i, j int) bool { return items[i].snap.Time.Before(items[j].snap.Time) })
+		var before, after *Snapshot
+		var during []*Snapshot
+		for _, it := range items {
+			switch it.phase {
+			case results.PhaseBefore:
+				before = it.snap
+			case results.PhaseAfter:
+				if after == nil {
+					after = it.snap
+				}
+			default:
+				during = append(during, it.snap)
+			}
+		}
+		w := &Window{Member: name}
+		if before != nil {
+			w.Snaps = append(w.Snaps, before)
+		}
+		w.Snaps = append(w.Snaps, during...)
+		if after != nil {
+			w.Snaps = append(w.Snaps, after)
+		}
+		out = append(out, w)
+	}
+	return out, notes
+}
+
+// leaderOf is the member whose newest scrape says it leads; else the first member.
+func leaderOf(ws []*Window) *Window {
+	for _, w := range ws {
+		if v, ok := w.Gauge(mIsLeader, nil); ok && v == 1 {
+			return w
+		}
+	}
+	if len(ws) > 0 {
+		return ws[0]
+	}
+	return nil
+}
+
+// inferPeers tells a single-member cluster from metrics alone: a member that has a
+// leader but never had a peer connection (no active-peer or peer-RTT series) is
+// alone. Otherwise the member count is unknown.
+func inferPeers(w *Window) (known bool, peers int) {
+	s := w.Last()
+	if s == nil || !s.IsEtcd() {
+		return false, 0
+	}
+	if v, ok := s.Value(mHasLeader, nil); !ok || v != 1 {
+		return false, 0
+	}
+	_, active := s.Families["etcd_network_active_peers"]
+	_, rtt := s.Families[mPeerRTT]
+	if active || rtt {
+		return false, 0
+	}
+	return true, 0
+}
+
+// allLoopback reports whether every endpoint is on this host.
+func allLoopback(endpoints []string) bool {
+	if len(endpoints) == 0 {
+		return false
+	}
+	for _, ep := range endpoints {
+		host := ep
+		if u, err := url.Parse(ep); err == nil && u.Host != "" {
+			host = u.Host
+		}
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if host == "localhost" {
+			continue
+		}
+		ip := net.ParseIP(host)
+		if ip == nil || !ip.IsLoopback() {
+			return false
+		}
+	}
+	return true
+}
+
+// workloadOf describes the run's load for the hardware tiers.
+func workloadOf(run *results.Run, ws []*Window, opts Options) hardware.Workload {
+	w := hardware.Workload{Clients: opts.Clients}
+	if w.Clients == 0 {
+		w.Clients, _ = strconv.Atoi(strings.TrimSpace(run.Flags["clients"]))
+	}
+	for _, op := range run.Ops {
+		w.RPS += op.ThroughputRPS
+	}
+	for _, win := range ws {
+		if v, ok := win.GaugeMax(mDBTotal, nil); ok && int64(v) > w.DataBytes {
+			w.DataBytes = int64(v)
+		}
+	}
+	return w
+}
+
+// verdict names the primary bottleneck: the first failing class in class order, or
+// "none". A saturated generator or an invalid run makes the verdict invalid.
+func verdict(run *results.Run, fs []Finding) Verdict {
+	v := Verdict{Status: StatusPass, Bottleneck: BottleneckNone}
+	var fails, warns, unknowns []Finding
+	healthFail := false
+	for _, f := range fs {
+		switch f.Severity {
+		case Fail:
+			if f.Class == ClassHealth {
+				healthFail = true
+				continue
+			}
+			fails = append(fails, f)
+		case Warn:
+			if f.Class != ClassHealth {
+				warns = append(warns, f)
+			}
+		case Unknown:
+			unknowns = append(unknowns, f)
+		}
+	}
+	for _, f := range append(append([]Finding{}, fails...), warns...) {
+		v.Ranked = append(v.Ranked, string(f.Class))
+	}
+	if len(fails) > 0 || healthFail {
+		v.Status = StatusFail
+	}
+	if len(fails) > 0 {
+		v.Bottleneck = string(fails[0].Class)
+	}
+	invalid := run != nil && !run.Valid
+	if len(fails) > 0 && fails[0].Class == ClassClient {
+		invalid = true
+	}
+	if invalid {
+		v.Status = StatusInvalid
+		if v.Bottleneck == BottleneckNone && len(warns) > 0 {
+			v.Bottleneck = string(warns[0].Class)
+		}
+	}
+
+	var parts []string
+	switch {
+	case invalid && run != nil && !run.Valid:
+		reason := run.InvalidReason
+		if reason == "" {
+			reason = "the run did not meet its measurement rules"
+		}
+		parts = append(parts, "invalid: "+reason)
+	case invalid:
+		parts = append(parts, "invalid: the load generator was saturated, so the run measured it rather than the server")
+	case v.Status == StatusFail && len(fails) == 0:
+		parts = append(parts, "fail: cluster health (no resource class found at fault)")
+	case v.Status == StatusPass:
+		parts = append(parts, "pass: the cluster kept up; no signal over its fail threshold")
+	}
+	if len(fails) > 0 {
+		lead := fmt.Sprintf("bottleneck %s — %s", fails[0].Class, fails[0].Summary)
+		if !invalid {
+			lead = "fail: " + lead
+		}
+		parts = append(parts, lead)
+		if len(fails) > 1 {
+			parts = append(parts, "also failing: "+classList(fails[1:]))
+		}
+	}
+	for _, f := range fs {
+		if f.Class == ClassHealth && f.Severity == Fail {
+			parts = append(parts, "health: "+f.Summary)
+		}
+	}
+	if len(warns) > 0 {
+		parts = append(parts, "warnings: "+classList(warns))
+	}
+	if len(unknowns) > 0 {
+		parts = append(parts, "not measured: "+classList(unknowns))
+	}
+	v.Summary = strings.Join(parts, "; ")
+	return v
+}
+
+func classList(fs []Finding) string {
+	var s []string
+	for _, f := range fs {
+		s = append(s, string(f.Class))
+	}
+	return strings.Join(s, ", ")
+}
+
+// Verdict statuses and the "no bottleneck" value.
+const (
+	StatusPass     = "pass"
+	StatusFail     = "fail"
+	StatusInvalid  = "invalid"
+	BottleneckNone = "none"
+)
+
+// Verdict is the one-line answer: did the cluster keep up, and if not, what ran out first.
+type Verdict struct {
+	Status     string `json:"status"`     // pass | fail | invalid
+	Bottleneck string `json:"bottleneck"` // none | disk | network | memory | cpu | client | value-size | range-size
+	// Ranked lists the failing classes, primary first, then the warning ones.
+	Ranked  []string `json:"ranked,omitempty"`
+	Summary string   `json:"summary"`
+}
+
+// scrapeTime formats a time as Scrape.Time does.
+func scrapeTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -1,0 +1,193 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata")
+
+// fixtureRun is a run file of 300 puts against the recorded etcd fixtures,
+// with fixed host facts so the report is reproducible.
+func fixtureRun(t *testing.T, version string) *results.Run {
+	t.Helper()
+	return &results.Run{
+		Version: results.Version, Command: "bench put", Valid: true, DurationS: 2,
+		Target: results.Target{Endpoints: []string{"http://127.0.0.1:2379"}, Embedded: false,
+			Members: []results.Member{{Name: "default", ClientURLs: []string{"http://127.0.0.1:2379"}, IsLeader: true}}},
+		Flags: map[string]string{"clients": "8"},
+		Ops: []results.Op{{Op: "put", Requests: 300, ThroughputRPS: 150, BytesSent: 300 * 1040,
+			Latency: results.Summary{P50: 4, P99: 12}, Service: results.Summary{P50: 3.5, P99: 11}}},
+		Client: results.Client{CPUSeconds: 0.2, Cores: 2},
+		Host:   &results.Host{CPUs: 2, MemoryBytes: 4 << 30, HostMemoryBytes: 8 << 30, CgroupMemoryLimitBytes: 4 << 30},
+		Scrapes: []results.Scrape{
+			{Member: "127.0.0.1:2379", URL: "http://127.0.0.1:2379/metrics", Phase: results.PhaseBefore, Time: "2026-01-01T00:00:00Z", Text: readFixture(t, "etcd-"+version+"-before.txt")},
+			{Member: "127.0.0.1:2379", URL: "http://127.0.0.1:2379/metrics", Phase: results.PhaseAfter, Time: "2026-01-01T00:00:02Z", Text: readFixture(t, "etcd-"+version+"-after.txt")},
+		},
+	}
+}
+
+func TestRunFixtures(t *testing.T) {
+	for _, v := range []string{"3.6", "3.4"} {
+		t.Run(v, func(t *testing.T) {
+			rep, err := Run(fixtureRun(t, v), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict.Status != StatusPass || rep.Verdict.Bottleneck != BottleneckNone {
+				t.Errorf("verdict = %+v, want pass/none", rep.Verdict)
+			}
+			for _, f := range rep.Findings {
+				switch f.Class {
+				case ClassDisk, ClassNetwork, ClassMemory, ClassCPU, ClassClient, ClassValueSize:
+					if f.Severity != OK {
+						t.Errorf("%s = %s (%s), want ok on a healthy fixture", f.Class, f.Severity, f.Summary)
+					}
+				}
+			}
+			if rep.Hardware == nil || rep.Hardware.WorkloadTier != "small" {
+				t.Errorf("hardware = %+v, want workload tier small", rep.Hardware)
+			}
+			if rep.Budget == nil || rep.Budget.Op != "put" {
+				t.Fatalf("budget = %+v", rep.Budget)
+			}
+		})
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	if _, err := Run(nil, Options{}); err == nil {
+		t.Error("Run(nil) did not fail")
+	}
+	r := fixtureRun(t, "3.6")
+	r.Version = 99
+	if _, err := Run(r, Options{}); err == nil || !strings.Contains(err.Error(), "version 99") {
+		t.Errorf("Run(version 99) error = %v", err)
+	}
+	r = fixtureRun(t, "3.6")
+	r.Scrapes[0].Text = "garbage {"
+	r.Scrapes[1].Error = "scrape http://127.0.0.1:2379/metrics: connection refused"
+	r.Scrapes[1].Text = ""
+	rep, err := Run(r, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Notes) < 2 {
+		t.Errorf("notes = %v, want one per broken scrape", rep.Notes)
+	}
+	for _, f := range rep.Findings {
+		if f.Class == ClassDisk && f.Severity != Unknown {
+			t.Errorf("disk = %s without usable scrapes, want unknown", f.Severity)
+		}
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	f := func(c Class, s Severity) Finding { return Finding{Class: c, Severity: s, Summary: string(c) + " summary"} }
+	valid := &results.Run{Valid: true}
+	for _, tc := range []struct {
+		name       string
+		run        *results.Run
+		findings   []Finding
+		status     string
+		bottleneck string
+		ranked     string
+	}{
+		{"all ok", valid, []Finding{f(ClassDisk, OK), f(ClassCPU, OK)}, StatusPass, BottleneckNone, ""},
+		{"warn passes", valid, []Finding{f(ClassDisk, Warn), f(ClassCPU, OK)}, StatusPass, BottleneckNone, "disk"},
+		{"cpu outranks disk", valid, []Finding{f(ClassCPU, Fail), f(ClassDisk, Fail), f(ClassNetwork, Warn)}, StatusFail, "cpu", "cpu,disk,network"},
+		{"value size explains disk", valid, []Finding{f(ClassValueSize, Fail), f(ClassDisk, Fail)}, StatusFail, "value-size", "value-size,disk"},
+		{"saturated generator invalidates", valid, []Finding{f(ClassClient, Fail), f(ClassDisk, Fail)}, StatusInvalid, "client", "client,disk"},
+		{"invalid run names the warning", &results.Run{Valid: false, InvalidReason: "achieved 80% of the target rate"}, []Finding{f(ClassDisk, Warn)}, StatusInvalid, "disk", "disk"},
+		{"health alone fails without a bottleneck", valid, []Finding{f(ClassHealth, Fail), f(ClassDisk, OK)}, StatusFail, BottleneckNone, ""},
+		{"dumps have no run", nil, []Finding{f(ClassMemory, Fail)}, StatusFail, "memory", "memory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := verdict(tc.run, tc.findings)
+			if v.Status != tc.status || v.Bottleneck != tc.bottleneck || strings.Join(v.Ranked, ",") != tc.ranked {
+				t.Errorf("verdict = %+v, want %s/%s ranked %q", v, tc.status, tc.bottleneck, tc.ranked)
+			}
+			if v.Summary == "" {
+				t.Error("empty summary")
+			}
+		})
+	}
+}
+
+// TestReportJSON pins the output contract's keys.
+func TestReportJSON(t *testing.T) {
+	rep, err := Run(fixtureRun(t, "3.6"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := rep.Write(&buf, FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"verdict", "findings", "budget", "hardware"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	v := m["verdict"].(map[string]any)
+	for _, k := range []string{"status", "bottleneck", "summary"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("verdict lacks %q", k)
+		}
+	}
+	f := m["findings"].([]any)[0].(map[string]any)
+	for _, k := range []string{"class", "severity", "summary", "evidence"} {
+		if _, ok := f[k]; !ok {
+			t.Errorf("finding lacks %q", k)
+		}
+	}
+	e := f["evidence"].([]any)[0].(map[string]any)
+	for _, k := range []string{"signal", "observed", "threshold", "source"} {
+		if _, ok := e[k]; !ok {
+			t.Errorf("evidence lacks %q", k)
+		}
+	}
+}
+
+// TestGolden diffs the rendered reports of the 3.6 fixture against golden files;
+// -update rewrites them.
+func TestGolden(t *testing.T) {
+	rep, err := Run(fixtureRun(t, "3.6"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{FormatSimple, FormatTable} {
+		t.Run(format, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := rep.Write(&buf, format); err != nil {
+				t.Fatal(err)
+			}
+			path := "testdata/report-3.6." + format + ".golden"
+			if *update {
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create)", err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("%s report differs from %s (run with -update if intended):\n%s", format, path, buf.String())
+			}
+		})
+	}
+	if err := rep.Write(&bytes.Buffer{}, "yaml"); err == nil {
+		t.Error("Write(yaml) did not fail")
+	}
+}

@@ -1,0 +1,206 @@
+package analyze
+
+import (
+	"math"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// Budget splits client-observed latency into where the time went, from the server's
+// metric deltas over the run window.
+type Budget struct {
+	// Op is the operation the budget is for: the run's busiest write op, else its busiest op.
+	Op string `json:"op,omitempty"`
+	// ClientP50Ms and ClientP99Ms are the client-observed service times; nil without a run.
+	ClientP50Ms *float64     `json:"client_p50_ms"`
+	ClientP99Ms *float64     `json:"client_p99_ms"`
+	Parts       []BudgetPart `json:"parts"`
+	Note        string       `json:"note"`
+}
+
+// BudgetPart is one component; nil values are unknown.
+type BudgetPart struct {
+	Component string   `json:"component"`
+	P50Ms     *float64 `json:"p50_ms"`
+	P99Ms     *float64 `json:"p99_ms"`
+	Source    string   `json:"source"`
+}
+
+// Budget components.
+const (
+	PartNetwork     = "network to leader"
+	PartWAL         = "wal fsync"
+	PartReplication = "replication"
+	PartApply       = "apply/backend"
+	PartRest        = "unexplained"
+)
+
+const budgetNote = "each part is its own percentile over the window; tails rarely coincide, so p99 parts need not add up to the client p99"
+
+func ptr(v float64) *float64 { return &v }
+
+// isRead says whether an op name is a read (range/get) rather than a write.
+func isRead(op string) bool {
+	op = strings.ToLower(op)
+	return strings.HasPrefix(op, "range") || strings.HasPrefix(op, "get")
+}
+
+func isWatch(op string) bool { return strings.HasPrefix(strings.ToLower(op), "watch") }
+
+// budgetOp picks the op to explain: the busiest write, else the busiest op.
+func budgetOp(run *results.Run) *results.Op {
+	var best, bestWrite *results.Op
+	for i := range run.Ops {
+		op := &run.Ops[i]
+		if isWatch(op.Op) || op.Requests == 0 {
+			continue
+		}
+		if best == nil || op.Requests > best.Requests {
+			best = op
+		}
+		if !isRead(op.Op) && (bestWrite == nil || op.Requests > bestWrite.Requests) {
+			bestWrite = op
+		}
+	}
+	if bestWrite != nil {
+		return bestWrite
+	}
+	return best
+}
+
+// computeBudget builds the budget from the leader's and followers' windows.
+func computeBudget(in *Input) *Budget {
+	b := &Budget{Note: budgetNote}
+	read := false
+	if in.Run != nil {
+		if op := budgetOp(in.Run); op != nil {
+			b.Op = op.Op
+			read = isRead(op.Op)
+			s := op.Service
+			if s.P50 == 0 && s.P99 == 0 {
+				s = op.Latency
+			}
+			b.ClientP50Ms, b.ClientP99Ms = ptr(s.P50), ptr(s.P99)
+		}
+	}
+	leader := in.Leader
+
+	net := BudgetPart{Component: PartNetwork, Source: "not measured (no client-to-leader RTT probe)"}
+	if in.NetworkRTTMs > 0 {
+		net.P50Ms, net.P99Ms, net.Source = ptr(in.NetworkRTTMs), ptr(in.NetworkRTTMs), "measured round trip to the leader"
+	}
+
+	wal := BudgetPart{Component: PartWAL, Source: mWALFsync + " on the leader"}
+	apply := BudgetPart{Component: PartApply, Source: mApplyDuration + " on the leader"}
+	if read {
+		wal = BudgetPart{Component: PartWAL, P50Ms: ptr(0), P99Ms: ptr(0), Source: "reads do not write the WAL"}
+		apply.Source = mRangeDuration + " on the leader"
+		apply.P50Ms, apply.P99Ms = histMs(leader, mRangeDuration)
+	} else {
+		wal.P50Ms, wal.P99Ms = histMs(leader, mWALFsync)
+		apply.P50Ms, apply.P99Ms = histMs(leader, mApplyDuration)
+	}
+
+	rep := replicationPart(in, read)
+	b.Parts = []BudgetPart{net, wal, rep, apply}
+
+	rest := BudgetPart{Component: PartRest, Source: "client latency minus the known parts (queueing, gRPC, network when not measured)"}
+	if b.ClientP50Ms != nil {
+		rest.P50Ms = restOf(*b.ClientP50Ms, b.Parts, func(p BudgetPart) *float64 { return p.P50Ms })
+		rest.P99Ms = restOf(*b.ClientP99Ms, b.Parts, func(p BudgetPart) *float64 { return p.P99Ms })
+	}
+	b.Parts = append(b.Parts, rest)
+	return b
+}
+
+// replicationPart is peer RTT (leader to followers) plus the slowest follower's WAL
+// fsync; a linearizable read pays one round of heartbeats (read index) instead.
+func replicationPart(in *Input, read bool) BudgetPart {
+	p := BudgetPart{Component: PartReplication}
+	if in.PeersKnown && in.Peers == 0 {
+		p.P50Ms, p.P99Ms, p.Source = ptr(0), ptr(0), "single member: nothing to replicate"
+		return p
+	}
+	r50, r99 := histMs(in.Leader, mPeerRTT)
+	if r50 == nil {
+		p.Source = mPeerRTT + " absent on the leader"
+		return p
+	}
+	if read {
+		p.P50Ms, p.P99Ms, p.Source = r50, r99, "peer RTT (read index round)"
+		return p
+	}
+	var f50, f99 float64
+	found := false
+	for _, w := range in.Members {
+		if w == in.Leader {
+			continue
+		}
+		a, b := histMs(w, mWALFsync)
+		if a == nil {
+			continue
+		}
+		found = true
+		f50, f99 = math.Max(f50, *a), math.Max(f99, *b)
+	}
+	if !found {
+		p.P50Ms, p.P99Ms, p.Source = r50, r99, "peer RTT only (no follower scrapes for their fsync)"
+		return p
+	}
+	p.P50Ms, p.P99Ms, p.Source = ptr(*r50+f50), ptr(*r99+f99), "peer RTT + slowest follower wal fsync"
+	return p
+}
+
+// histMs is a window histogram's p50 and p99 in milliseconds; nil when unknown.
+func histMs(w *Window, metric string) (*float64, *float64) {
+	if !w.Usable() {
+		return nil, nil
+	}
+	h, ok := w.HistDelta(metric, nil)
+	if !ok {
+		return nil, nil
+	}
+	q50, ok50 := h.Quantile(0.50)
+	q99, ok99 := h.Quantile(0.99)
+	if !ok50 || !ok99 {
+		return nil, nil
+	}
+	return ptr(q50.Value * 1000), ptr(q99.Value * 1000)
+}
+
+// restOf is client minus the known parts, clamped at 0 (parts measured at their own
+// percentile can sum to more than the client's).
+func restOf(client float64, parts []BudgetPart, get func(BudgetPart) *float64) *float64 {
+	sum := 0.0
+	for _, p := range parts {
+		if v := get(p); v != nil {
+			sum += *v
+		}
+	}
+	return ptr(math.Max(0, client-sum))
+}
+
+// serverSideP50 is the sum of the server parts' p50 (WAL, replication, apply), and
+// whether the part that anchors it is known (the WAL fsync for writes, the range for
+// reads): without it there is no server-side estimate to compare against.
+func (b *Budget) serverSideP50() (float64, bool) {
+	anchor := PartWAL
+	if isRead(b.Op) {
+		anchor = PartApply
+	}
+	sum, known := 0.0, false
+	for _, p := range b.Parts {
+		switch p.Component {
+		case PartWAL, PartReplication, PartApply:
+			if p.P50Ms == nil {
+				continue
+			}
+			sum += *p.P50Ms
+			if p.Component == anchor {
+				known = true
+			}
+		}
+	}
+	return sum, known
+}

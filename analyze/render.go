@@ -1,0 +1,158 @@
+package analyze
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Output formats, as every command's -w flag names them.
+const (
+	FormatSimple = "simple"
+	FormatTable  = "table"
+	FormatJSON   = "json"
+)
+
+// Write renders the report in format (simple, table or json).
+func (r Report) Write(w io.Writer, format string) error {
+	switch format {
+	case FormatSimple, "":
+		return r.writeSimple(w)
+	case FormatTable:
+		return r.writeTable(w)
+	case FormatJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	return fmt.Errorf("unknown output format %q (want simple, table or json)", format)
+}
+
+// writeSimple is the readable form: the verdict first, then each finding with its
+// evidence and advice, then the budget, the hardware grade and notes.
+func (r Report) writeSimple(w io.Writer) error {
+	p := &printer{w: w}
+	p.f("%s  bottleneck: %s\n", strings.ToUpper(r.Verdict.Status), r.Verdict.Bottleneck)
+	p.f("%s\n", r.Verdict.Summary)
+	if len(r.Verdict.Ranked) > 0 {
+		p.f("ranked: %s\n", strings.Join(r.Verdict.Ranked, " > "))
+	}
+	for _, f := range r.Findings {
+		p.f("\n[%s] %s: %s\n", f.Severity, f.Class, f.Summary)
+		for _, e := range f.Evidence {
+			sig := e.Signal
+			if e.Member != "" {
+				sig += " @" + e.Member
+			}
+			if e.Severity != Warn && e.Severity != Fail {
+				p.f("  %-7s %s: %s\n", e.Severity, sig, e.Observed)
+				continue
+			}
+			// Graded-bad evidence carries its threshold and source, so the reader
+			// can judge the grade without the docs.
+			p.f("  %-7s %s\n", e.Severity, sig)
+			p.f("          observed:  %s\n", e.Observed)
+			p.f("          threshold: %s\n", e.Threshold)
+			p.f("          source:    %s\n", e.Source)
+		}
+		if f.Advice != "" && (f.Severity == Warn || f.Severity == Fail) {
+			p.f("  advice: %s\n", f.Advice)
+		}
+	}
+	if r.Budget != nil {
+		p.f("\nlatency budget%s (ms, p50 / p99)\n", budgetTitle(r.Budget))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		if r.Budget.ClientP50Ms != nil {
+			fmt.Fprintf(tw, "  client observed\t%s / %s\n", ms(r.Budget.ClientP50Ms), ms(r.Budget.ClientP99Ms))
+		}
+		for _, part := range r.Budget.Parts {
+			fmt.Fprintf(tw, "  %s\t%s / %s\t%s\n", part.Component, ms(part.P50Ms), ms(part.P99Ms), part.Source)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		p.f("  (%s)\n", r.Budget.Note)
+	}
+	r.writeTail(p)
+	return p.err
+}
+
+// writeTable is the compact form: one row per evidence.
+func (r Report) writeTable(w io.Writer) error {
+	p := &printer{w: w}
+	p.f("VERDICT %s  BOTTLENECK %s\n%s\n\n", strings.ToUpper(r.Verdict.Status), r.Verdict.Bottleneck, r.Verdict.Summary)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLASS\tSEVERITY\tSIGNAL\tMEMBER\tOBSERVED\tTHRESHOLD")
+	for _, f := range r.Findings {
+		for _, e := range f.Evidence {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Class, e.Severity, e.Signal, dash(e.Member), e.Observed, e.Threshold)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Budget != nil {
+		p.f("\nBUDGET%s\n", budgetTitle(r.Budget))
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "COMPONENT\tP50_MS\tP99_MS")
+		if r.Budget.ClientP50Ms != nil {
+			fmt.Fprintf(tw, "client observed\t%s\t%s\n", ms(r.Budget.ClientP50Ms), ms(r.Budget.ClientP99Ms))
+		}
+		for _, part := range r.Budget.Parts {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", part.Component, ms(part.P50Ms), ms(part.P99Ms))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	r.writeTail(p)
+	return p.err
+}
+
+func (r Report) writeTail(p *printer) {
+	if r.Hardware != nil {
+		p.f("\nhardware: %s\n  (tiers: %s)\n", r.Hardware.Summary, r.Hardware.Source)
+	}
+	if len(r.Notes) > 0 {
+		p.f("\nnotes\n")
+		for _, n := range r.Notes {
+			p.f("  - %s\n", n)
+		}
+	}
+}
+
+func budgetTitle(b *Budget) string {
+	if b.Op == "" {
+		return ""
+	}
+	return " for " + b.Op
+}
+
+// ms prints a budget value; "?" is unknown.
+func ms(v *float64) string {
+	if v == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// printer keeps the first write error so rendering code stays linear.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) f(format string, a ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, a...)
+	}
+}

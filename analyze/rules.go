@@ -1,0 +1,280 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+)
+
+// Metric names, as registered by etcd (verified against etcd 3.6.16 and 3.4 sources:
+// server/storage/wal/metrics.go, server/storage/backend/metrics.go,
+// server/etcdserver/metrics.go, server/etcdserver/txn/metrics.go,
+// server/etcdserver/api/rafthttp/metrics.go, server/etcdserver/api/v3rpc/metrics.go,
+// server/storage/mvcc/metrics.go) and the Prometheus process collector.
+const (
+	mWALFsync        = "etcd_disk_wal_fsync_duration_seconds"
+	mWALWriteBytes   = "etcd_disk_wal_write_bytes_total" // a gauge in etcd's code, but it only grows
+	mBackendCommit   = "etcd_disk_backend_commit_duration_seconds"
+	mApplyDuration   = "etcd_server_apply_duration_seconds" // 3.5+
+	mRangeDuration   = "etcd_server_range_duration_seconds" // 3.5+
+	mSlowApply       = "etcd_server_slow_apply_total"
+	mLeaderChanges   = "etcd_server_leader_changes_seen_total"
+	mHasLeader       = "etcd_server_has_leader"
+	mIsLeader        = "etcd_server_is_leader"
+	mProposalsFailed = "etcd_server_proposals_failed_total"
+	mSlowReadIndex   = "etcd_server_slow_read_indexes_total"
+	mHeartbeatFail   = "etcd_server_heartbeat_send_failures_total"
+	mQuota           = "etcd_server_quota_backend_bytes"
+	mDBTotal         = "etcd_mvcc_db_total_size_in_bytes"
+	mDBInUse         = "etcd_mvcc_db_total_size_in_use_in_bytes"
+	mPutTotal        = "etcd_mvcc_put_total"
+	mRangeTotal      = "etcd_mvcc_range_total"
+	mPeerRTT         = "etcd_network_peer_round_trip_time_seconds"
+	mPeerSentFail    = "etcd_network_peer_sent_failures_total"
+	mGRPCReceived    = "etcd_network_client_grpc_received_bytes_total"
+	mGRPCSent        = "etcd_network_client_grpc_sent_bytes_total"
+	mRSS             = "process_resident_memory_bytes"
+	mCPUSeconds      = "process_cpu_seconds_total"
+)
+
+// Sizes in bytes.
+const (
+	kib = 1 << 10
+	mib = 1 << 20
+	gib = 1 << 30
+)
+
+// minSamples is the fewest observations a histogram needs before its p99 may fail a
+// run: with fewer, "p99" is the slowest one or two events, and a single hiccup of a
+// noisy machine must not fail a cluster.
+const minSamples = 100
+
+// Sources of thresholds (see ../shared/DESIGN.md, "Thresholds").
+const (
+	srcWAL        = "etcd FAQ; IBM/fio guidance (p99 fdatasync < 10 ms); OpenShift warns at 20 ms"
+	srcBackend    = "etcd FAQ (backend commit p99 < 25 ms)"
+	srcRTT        = "OpenShift docs (p99 < 50 ms); etcd mixin alert fires at 150 ms"
+	srcLeader     = "etcd mixin (≥ 4 leader changes in 15 min alerts); any change stalls writes during a run"
+	srcProposals  = "etcd mixin (etcdHighNumberOfFailedProposals)"
+	srcServerWarn = "etcd server warnings (help text: likely overloaded from slow disk)"
+	srcQuota      = "etcd mixin (etcdBackendQuotaLowSpace); etcd-diagnosis"
+	srcFrag       = "etcd mixin (etcdExcessiveDatabaseGrowth / defragmentation guidance)"
+	srcDBMax      = "etcd docs (dev-guide/limit.md: 8 GiB suggested maximum)"
+	srcReqLimit   = "etcd --max-request-bytes (1.5 MiB hard limit); raft log keeps --snapshot-count=10,000 entries in memory, so 256 KiB values mean ~2.5 GiB of RSS"
+	srcRange      = "kube-apiserver pages lists (500 per call); an unpaginated range is served in one pass on the member and one gRPC message"
+	srcApplySlow  = "etcd server warning 'apply request took too long' (expected 100 ms); etcdctl check perf fails on a 500 ms request"
+	srcMemory     = "etcdperf: RSS grows with the in-memory raft log (10,000 entries); 720 MB RSS was seen for a 320 MB db, OOM under a 550 MB limit"
+	srcDBvsRAM    = "etcd op-guide/hardware.md (etcd caches key-value data in memory; bbolt mmaps the db)"
+	srcCPU        = "etcd op-guide/hardware.md (CPU-bound under heavy load: give 8-16 cores); a saturated member misses heartbeats"
+	srcClient     = "etcdperf measurement rules: a saturated generator measures itself, not the server"
+	srcNetGap     = "etcdperf: client latency minus server-side latency is network and queueing; thresholds as peer RTT (50/150 ms)"
+	srcLateStarts = "etcdperf measurement rules (like k6 dropped iterations)"
+)
+
+// Rules is the table the analyzer grades with, one row per signal.
+var Rules = []Rule{
+	// disk
+	{Class: ClassDisk, Signal: "wal fsync p99 (" + mWALFsync + ")", Key: true, PerMember: true,
+		Threshold: "ok < 10 ms; warn ≥ 10 ms; fail ≥ 20 ms", Source: srcWAL,
+		Advice: "Put the WAL on a faster disk (SSD/NVMe, no noisy neighbours; --wal-dir on its own device); check with `etcdperf disk`.",
+		Eval:   histRule(mWALFsync, nil, 0.99, 0.010, 0.020)},
+	{Class: ClassDisk, Signal: "backend commit p99 (" + mBackendCommit + ")", PerMember: true,
+		Threshold: "ok < 25 ms; warn ≥ 25 ms; fail ≥ 50 ms", Source: srcBackend,
+		Advice: "Backend commits are slow: a faster disk, and defragment a fragmented db.",
+		Eval:   histRule(mBackendCommit, nil, 0.99, 0.025, 0.050)},
+	{Class: ClassDisk, Signal: "slow applies (" + mSlowApply + " delta)", PerMember: true,
+		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
+		Advice: "Applies took longer than 100 ms: usually a slow disk, else an overloaded member.",
+		Eval:   counterRule(mSlowApply, 1, math.Inf(1))},
+	{Class: ClassDisk, Signal: "disk probe fdatasync p99", Key: true,
+		Threshold: "ok < 10 ms; warn ≥ 10 ms; fail ≥ 20 ms", Source: srcWAL,
+		Advice: "The probed disk is too slow for a WAL.",
+		Eval:   probeRule},
+
+	// network
+	{Class: ClassNetwork, Signal: "peer round trip p99 (" + mPeerRTT + ")", Key: true, PerMember: true,
+		Threshold: "ok < 50 ms; warn ≥ 50 ms; fail ≥ 150 ms", Source: srcRTT,
+		Advice: "Peers are far apart or the link is congested: keep members in one region with low-latency links; raise --heartbeat-interval/--election-timeout only to match a real RTT.",
+		Eval:   peerRTTRule},
+	{Class: ClassNetwork, Signal: "peer send failures (" + mPeerSentFail + " delta)", PerMember: true,
+		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
+		Advice: "Messages to peers failed: check connectivity, MTU and firewall between members.",
+		Eval:   peerFailRule},
+	{Class: ClassNetwork, Signal: "client p50 minus server-side p50", Key: true,
+		Threshold: "ok < 50 ms; warn ≥ 50 ms; fail ≥ 150 ms", Source: srcNetGap,
+		Advice: "Clients see far more latency than the server spends: the network between client and leader (or a proxy/load balancer) adds it; run the generator close to the cluster.",
+		Eval:   latencyGapRule},
+
+	// memory
+	{Class: ClassMemory, Signal: "peak RSS / memory (" + mRSS + ")", Key: true, PerMember: true,
+		Threshold: "ok < 50%; warn ≥ 50%; fail ≥ 80%", Source: srcMemory,
+		Advice: "Give the member more memory (or raise its cgroup limit), lower --snapshot-count, and avoid large values: a limit below the working set kills the member during WAL replay.",
+		Eval:   rssRule},
+	{Class: ClassMemory, Signal: "db size / memory (" + mDBTotal + ")", PerMember: true,
+		Threshold: "ok < 50%; warn ≥ 50%; fail ≥ 100%", Source: srcDBvsRAM,
+		Advice: "The db does not fit the memory: add memory, compact and defragment, or shrink what is stored.",
+		Eval:   dbRAMRule},
+
+	// cpu
+	{Class: ClassCPU, Signal: "server CPU busy (" + mCPUSeconds + " rate / cores)", Key: true, PerMember: true,
+		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcCPU,
+		Advice: "The member's CPUs are saturated: give it more (or faster) cores or lift its CPU quota, and keep other work off its machine.",
+		Eval:   serverCPURule},
+
+	// client
+	{Class: ClassClient, Signal: "generator CPU busy (client cpu seconds / duration / cores)", Key: true,
+		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcClient,
+		Advice: "The load generator is saturated: run it on another machine or several (then `etcdperf merge`), or lower the rate.",
+		Eval:   clientCPURule},
+	{Class: ClassClient, Signal: "pacer lag p99", Key: true,
+		Threshold: "ok < 20 ms; warn ≥ 20 ms; fail ≥ 100 ms", Source: srcClient,
+		Advice: "The pacer itself fires late: the generator's machine is overloaded.",
+		Eval:   pacingRule},
+	{Class: ClassClient, Signal: "late starts / requests",
+		Threshold: "ok < 1%; warn ≥ 1% (never fail alone: a slow server also delays starts)", Source: srcLateStarts,
+		Advice: "Requests started late: add workers (--clients) or find what slows the server.",
+		Eval:   lateStartRule},
+
+	// value size
+	{Class: ClassValueSize, Signal: "bytes per write request (run)", Key: true,
+		Threshold: "ok < 64 KiB; warn ≥ 64 KiB; fail ≥ 256 KiB (limit 1.5 MiB)", Source: srcReqLimit,
+		Advice: "Values are large: throughput becomes bandwidth-bound (WAL, peers, clients) and the raft log multiplies them in memory; store large blobs elsewhere and keep references in etcd.",
+		Eval:   runValueSizeRule},
+	{Class: ClassValueSize, Signal: "received bytes per put (" + mGRPCReceived + " / " + mPutTotal + ")", Key: true, PerMember: true,
+		Threshold: "ok < 64 KiB; warn ≥ 64 KiB; fail ≥ 256 KiB (limit 1.5 MiB)", Source: srcReqLimit,
+		Advice: "Values are large: throughput becomes bandwidth-bound (WAL, peers, clients) and the raft log multiplies them in memory; store large blobs elsewhere and keep references in etcd.",
+		Eval:   metricValueSizeRule},
+	{Class: ClassValueSize, Signal: "WAL write rate (" + mWALWriteBytes + ")", PerMember: true,
+		Threshold: "warn ≥ 50% of probed disk MB/s; fail ≥ 80%", Source: srcReqLimit,
+		Advice: "The WAL writes near the disk's bandwidth: smaller values or a faster disk.",
+		Eval:   walRateRule},
+
+	// range size
+	{Class: ClassRangeSize, Signal: "keys per range (run)", Key: true,
+		Threshold: "ok < 1,000; warn ≥ 1,000; fail ≥ 10,000", Source: srcRange,
+		Advice: "Ranges return many keys: paginate (WithLimit + WithFromKey), use count-only or keys-only ranges, or narrow the prefix.",
+		Eval:   runKeysPerRangeRule},
+	{Class: ClassRangeSize, Signal: "bytes per range (run)",
+		Threshold: "ok < 1.5 MiB; warn ≥ 1.5 MiB; fail ≥ 16 MiB", Source: srcRange,
+		Advice: "Range responses are large: paginate, or fetch keys only.",
+		Eval:   runBytesPerRangeRule},
+	{Class: ClassRangeSize, Signal: "sent bytes per range (" + mGRPCSent + " / " + mRangeTotal + ")", Key: true, PerMember: true,
+		Threshold: "ok < 1.5 MiB; warn ≥ 1.5 MiB; fail ≥ 16 MiB", Source: srcRange,
+		Advice: "Range responses are large: paginate, or fetch keys only.",
+		Eval:   metricBytesPerRangeRule},
+	{Class: ClassRangeSize, Signal: "range duration p99 (" + mRangeDuration + ")", PerMember: true,
+		Threshold: "ok < 100 ms; warn ≥ 100 ms; fail ≥ 500 ms", Source: srcApplySlow,
+		Advice: "Ranges are slow on the member: smaller ranges, or more CPU.",
+		Eval:   rangeDurationRule},
+
+	// cluster health context
+	{Class: ClassHealth, Signal: "has leader (" + mHasLeader + ")", Key: true, PerMember: true,
+		Threshold: "ok 1; fail 0", Source: srcLeader,
+		Advice: "A member had no leader: the cluster could not serve writes.",
+		Eval:   hasLeaderRule},
+	{Class: ClassHealth, Signal: "leader changes (" + mLeaderChanges + " delta)", Key: true, PerMember: true,
+		Threshold: "ok 0; fail ≥ 1", Source: srcLeader,
+		Advice: "The leader changed during the run: look at disk (fsync), network (peer RTT) and CPU findings, which are the usual causes.",
+		Eval:   counterRule(mLeaderChanges, 1, 1)},
+	{Class: ClassHealth, Signal: "failed proposals (" + mProposalsFailed + " delta)", PerMember: true,
+		Threshold: "ok 0; warn > 0", Source: srcProposals,
+		Advice: "Proposals failed (leader loss or quorum trouble).",
+		Eval:   counterRule(mProposalsFailed, 1, math.Inf(1))},
+	{Class: ClassHealth, Signal: "slow read indexes (" + mSlowReadIndex + " delta)", PerMember: true,
+		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
+		Advice: "Linearizable reads waited on the leader: network or an overloaded leader.",
+		Eval:   counterRule(mSlowReadIndex, 1, math.Inf(1))},
+	{Class: ClassHealth, Signal: "heartbeat send failures (" + mHeartbeatFail + " delta)", PerMember: true,
+		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
+		Advice: "The leader could not send heartbeats in time (slow disk or overload).",
+		Eval:   counterRule(mHeartbeatFail, 1, math.Inf(1))},
+	{Class: ClassHealth, Signal: "db size / quota (" + mDBTotal + " / " + mQuota + ")", PerMember: true,
+		Threshold: "ok < 80%; warn ≥ 80%; fail ≥ 95%", Source: srcQuota,
+		Advice: "The db nears its quota: compact, defragment, or raise --quota-backend-bytes; at the quota etcd raises a NOSPACE alarm and refuses writes.",
+		Eval:   quotaRule},
+	{Class: ClassHealth, Signal: "db in use / total (" + mDBInUse + " / " + mDBTotal + ")", PerMember: true,
+		Threshold: "ok ≥ 0.5 or in use ≤ 100 MiB; warn < 0.5", Source: srcFrag,
+		Advice: "The db is fragmented: run `etcdctl defrag` member by member.",
+		Eval:   fragRule},
+	{Class: ClassHealth, Signal: "db size (" + mDBTotal + ")", PerMember: true,
+		Threshold: "ok ≤ 8 GiB; warn > 8 GiB", Source: srcDBMax,
+		Advice: "The db is beyond the suggested 8 GiB: snapshot, restore and member changes get slow.",
+		Eval:   dbSizeRule},
+}
+
+// needWindow returns an unknown check when w cannot give deltas.
+func needWindow(w *Window) (Check, bool) {
+	switch {
+	case w == nil:
+		return unknown("no /metrics scrape of the member"), false
+	case !w.Usable():
+		return unknown("needs a scrape before and after the run (have %d)", len(w.Snaps)), false
+	}
+	return Check{}, true
+}
+
+// histRule grades the q-quantile of a histogram's window delta.
+func histRule(metric string, sel Labels, q, warn, fail float64) func(*Input) Check {
+	return func(in *Input) Check {
+		if c, ok := needWindow(in.W); !ok {
+			return c
+		}
+		h, ok := in.W.HistDelta(metric, sel)
+		if !ok {
+			return unknown("%s absent", metric)
+		}
+		return gradeHist(h, q, warn, fail)
+	}
+}
+
+// gradeHist grades a quantile and says which bucket bounds limit the estimate.
+// With fewer than minSamples observations the interpolated value says little (one
+// sample in (16 ms, 32 ms] interpolates to 31.8 ms), so the grade then rests on the
+// bucket's lower bound — what is certainly exceeded — and is at most a warning.
+func gradeHist(h Hist, q, warn, fail float64) Check {
+	est, ok := h.Quantile(q)
+	if !ok {
+		return unknown("no observations in the window")
+	}
+	obs := fmt.Sprintf("%s (n=%.0f)", est, h.Count)
+	if h.Count >= minSamples {
+		return Check{Severity: grade(est.Value, warn, fail), Observed: obs}
+	}
+	sev := grade(est.Lo, warn, fail)
+	if sev == Fail {
+		sev = Warn
+	}
+	if sev != OK {
+		obs += fmt.Sprintf("; fewer than %d samples, graded on the bucket's lower bound and at most warn", minSamples)
+	}
+	return Check{Severity: sev, Observed: obs}
+}
+
+// counterRule grades a counter's growth over the window.
+func counterRule(metric string, warn, fail float64) func(*Input) Check {
+	return func(in *Input) Check {
+		if c, ok := needWindow(in.W); !ok {
+			return c
+		}
+		d, ok := in.W.CounterDelta(metric, nil)
+		if !ok {
+			return unknown("%s absent", metric)
+		}
+		return Check{Severity: grade(d, warn, fail), Observed: fmt.Sprintf("%.0f", d)}
+	}
+}
+
+// pct renders a ratio as a percentage.
+func pct(r float64) string { return fmt.Sprintf("%.0f%%", r*100) }
+
+// fmtBytes renders a byte count with a binary unit.
+func fmtBytes(b float64) string {
+	switch {
+	case b >= gib:
+		return trimFloat(b/gib) + " GiB"
+	case b >= mib:
+		return trimFloat(b/mib) + " MiB"
+	case b >= kib:
+		return trimFloat(b/kib) + " KiB"
+	}
+	return fmt.Sprintf("%.0f B", b)
+}

@@ -1,0 +1,93 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+)
+
+// hasLeaderRule fails when any scrape of the member saw no leader.
+func hasLeaderRule(in *Input) Check {
+	if in.W == nil || len(in.W.Snaps) == 0 {
+		return unknown("no /metrics scrape of the member")
+	}
+	seen, without := 0, 0
+	for _, s := range in.W.Snaps {
+		v, ok := s.Value(mHasLeader, nil)
+		if !ok {
+			continue
+		}
+		seen++
+		if v == 0 {
+			without++
+		}
+	}
+	if seen == 0 {
+		return unknown("%s absent", mHasLeader)
+	}
+	if without > 0 {
+		return Check{Severity: Fail, Observed: fmt.Sprintf("no leader in %d of %d scrapes", without, seen)}
+	}
+	return Check{Severity: OK, Observed: fmt.Sprintf("leader present in all %d scrapes", seen)}
+}
+
+func quotaRule(in *Input) Check {
+	if in.W == nil || len(in.W.Snaps) == 0 {
+		return unknown("no /metrics scrape of the member")
+	}
+	db, ok1 := in.W.GaugeMax(mDBTotal, nil)
+	quota, ok2 := in.W.Gauge(mQuota, nil)
+	if !ok1 || !ok2 || quota <= 0 {
+		return unknown("%s or %s absent", mDBTotal, mQuota)
+	}
+	r := db / quota
+	return Check{Severity: grade(r, 0.8, 0.95), Observed: fmt.Sprintf("%s of %s = %s", fmtBytes(db), fmtBytes(quota), pct(r))}
+}
+
+// fragRule warns when less than half of a large db is in use: the rest is free pages
+// that only a defragmentation returns.
+func fragRule(in *Input) Check {
+	if in.W == nil || len(in.W.Snaps) == 0 {
+		return unknown("no /metrics scrape of the member")
+	}
+	total, ok1 := in.W.Gauge(mDBTotal, nil)
+	inUse, ok2 := in.W.Gauge(mDBInUse, nil)
+	if !ok1 || !ok2 || total <= 0 {
+		return unknown("%s or %s absent", mDBInUse, mDBTotal)
+	}
+	r := inUse / total
+	obs := fmt.Sprintf("%s of %s in use = %.2f", fmtBytes(inUse), fmtBytes(total), r)
+	if inUse <= 100*mib || r >= 0.5 {
+		return Check{Severity: OK, Observed: obs}
+	}
+	return Check{Severity: Warn, Observed: obs}
+}
+
+func dbSizeRule(in *Input) Check {
+	if in.W == nil || len(in.W.Snaps) == 0 {
+		return unknown("no /metrics scrape of the member")
+	}
+	db, ok := in.W.GaugeMax(mDBTotal, nil)
+	if !ok {
+		return unknown("%s absent", mDBTotal)
+	}
+	return Check{Severity: grade(db, 8*gib+1, math.Inf(1)), Observed: fmtBytes(db)}
+}
+
+// probeRule grades the fdatasync p99 of the disk probes in the run, when any ran.
+func probeRule(in *Input) Check {
+	if in.Run == nil || len(in.Run.Disk) == 0 {
+		return Check{}
+	}
+	worst := Check{Severity: Unknown, Observed: "no probe recorded fdatasync latencies"}
+	worstMs := -1.0
+	for _, d := range in.Run.Disk {
+		p99 := d.Fdatasync.P99
+		if p99 <= 0 || p99 <= worstMs {
+			continue
+		}
+		worstMs = p99
+		worst = Check{Severity: grade(p99/1000, 0.010, 0.020),
+			Observed: fmt.Sprintf("%s pattern on %s: %s", d.Pattern, d.Dir, fmtSeconds(p99/1000))}
+	}
+	return worst
+}

@@ -1,0 +1,152 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+)
+
+// rssRule grades the member's peak RSS against the memory it really has.
+func rssRule(in *Input) Check {
+	if in.W == nil || len(in.W.Snaps) == 0 {
+		return unknown("no /metrics scrape of the member")
+	}
+	rss, ok := in.W.GaugeMax(mRSS, nil)
+	if !ok {
+		return unknown("%s absent", mRSS)
+	}
+	if in.MemoryBytes <= 0 {
+		return unknown("peak RSS %s; the member's memory is unknown (give --memory)", fmtBytes(rss))
+	}
+	r := rss / float64(in.MemoryBytes)
+	obs := fmt.Sprintf("%s of %s (%s) = %s", fmtBytes(rss), fmtBytes(float64(in.MemoryBytes)), in.MemorySource, pct(r))
+	if in.embedded() {
+		obs += "; embedded: RSS includes the generator"
+	}
+	return Check{Severity: grade(r, 0.5, 0.8), Observed: obs}
+}
+
+// dbRAMRule grades the db size against memory: bbolt mmaps the file, and reads of
+// pages not in memory go to disk.
+func dbRAMRule(in *Input) Check {
+	if in.W == nil || len(in.W.Snaps) == 0 {
+		return unknown("no /metrics scrape of the member")
+	}
+	db, ok := in.W.GaugeMax(mDBTotal, nil)
+	if !ok {
+		return unknown("%s absent", mDBTotal)
+	}
+	if in.MemoryBytes <= 0 {
+		return unknown("db %s; the member's memory is unknown (give --memory)", fmtBytes(db))
+	}
+	r := db / float64(in.MemoryBytes)
+	return Check{Severity: grade(r, 0.5, 1), Observed: fmt.Sprintf("db %s of %s (%s) = %s", fmtBytes(db), fmtBytes(float64(in.MemoryBytes)), in.MemorySource, pct(r))}
+}
+
+// minCPUWindow is the shortest window whose CPU rate is graded: process CPU time
+// comes in 10 ms clock ticks, ±2% of a core over one second.
+const minCPUWindow = 1.0
+
+// serverCPU is the member process's CPU utilisation over the window, as a fraction
+// of its cores.
+func serverCPU(in *Input) (float64, bool) {
+	if !in.W.Usable() || in.Cores <= 0 {
+		return 0, false
+	}
+	secs := in.seconds()
+	d, ok := in.W.CounterDelta(mCPUSeconds, nil)
+	if !ok || secs < minCPUWindow {
+		return 0, false
+	}
+	return d / secs / in.Cores, true
+}
+
+func serverCPURule(in *Input) Check {
+	if c, ok := needWindow(in.W); !ok {
+		return c
+	}
+	if _, ok := in.W.CounterDelta(mCPUSeconds, nil); !ok {
+		return unknown("%s absent", mCPUSeconds)
+	}
+	if in.Cores <= 0 {
+		return unknown("the member's CPU count is unknown (give --cores)")
+	}
+	if in.seconds() <= 0 {
+		return unknown("the window length is unknown (scrape times missing)")
+	}
+	if in.seconds() < minCPUWindow {
+		return unknown("window of %.2f s is too short to measure CPU (process CPU time moves in 10 ms ticks)", in.seconds())
+	}
+	u, _ := serverCPU(in)
+	d, _ := in.W.CounterDelta(mCPUSeconds, nil)
+	obs := fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores = %s", d, in.seconds(), trimFloat(in.Cores), pct(u))
+	if in.embedded() {
+		obs += "; embedded: server and generator share the process"
+	}
+	return Check{Severity: grade(u, 0.7, 0.9), Observed: obs}
+}
+
+// clientCPU is the generator's CPU utilisation over the run, with its core count.
+// It is not known for an embedded target: the process's CPU time then covers the
+// server too, and the cpu class grades the pair.
+func clientCPU(in *Input) (float64, float64, bool) {
+	r := in.Run
+	if r == nil || in.embedded() || r.Client.CPUSeconds <= 0 || r.DurationS <= 0 {
+		return 0, 0, false
+	}
+	cores := float64(r.Client.Cores)
+	if cores <= 0 {
+		cores = r.Host.EffectiveCPUs()
+	}
+	if cores <= 0 {
+		return 0, 0, false
+	}
+	return r.Client.CPUSeconds / r.DurationS / cores, cores, true
+}
+
+func clientCPURule(in *Input) Check {
+	if in.Run == nil || in.embedded() {
+		return Check{} // bare dumps have no generator; embedded: the cpu class grades both
+	}
+	u, cores, ok := clientCPU(in)
+	if !ok {
+		return unknown("the run does not record the generator's CPU time or cores")
+	}
+	return Check{Severity: grade(u, 0.7, 0.9),
+		Observed: fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores = %s", in.Run.Client.CPUSeconds, in.Run.DurationS, trimFloat(cores), pct(u))}
+}
+
+// openLoop reports whether any op had a target rate (a pacer ran).
+func openLoop(in *Input) bool {
+	for _, op := range in.Run.Ops {
+		if op.TargetRPS > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func pacingRule(in *Input) Check {
+	if in.Run == nil || !openLoop(in) {
+		return Check{} // closed loop: no pacer
+	}
+	lag := in.Run.Client.PacingLagP99Ms
+	return Check{Severity: grade(lag, 20, 100), Observed: fmt.Sprintf("%s ms", trimFloat(lag))}
+}
+
+// lateStartRule never fails: with a fixed worker pool, a slow server delays starts
+// as surely as a slow generator does.
+func lateStartRule(in *Input) Check {
+	if in.Run == nil || !openLoop(in) {
+		return Check{}
+	}
+	var late, reqs int64
+	for _, op := range in.Run.Ops {
+		late += op.LateStarts
+		reqs += op.Requests
+	}
+	if reqs == 0 {
+		return unknown("no requests")
+	}
+	r := float64(late) / float64(reqs)
+	return Check{Severity: grade(r, 0.01, math.Inf(1)), Observed: fmt.Sprintf("%d of %d = %.1f%%", late, reqs, r*100)}
+}

@@ -1,0 +1,152 @@
+package analyze
+
+import (
+	"fmt"
+)
+
+// Value size (a write's payload) and range size (a read's response) thresholds.
+const (
+	valueWarn      = 64 * kib
+	valueFail      = 256 * kib
+	keysWarn       = 1_000
+	keysFail       = 10_000
+	rangeBytesWarn = 1.5 * mib
+	rangeBytesFail = 16 * mib
+)
+
+// runValueSizeRule grades the run's payload bytes per write request.
+func runValueSizeRule(in *Input) Check {
+	if in.Run == nil {
+		return Check{}
+	}
+	var bytes, reqs int64
+	for _, op := range in.Run.Ops {
+		if isRead(op.Op) || isWatch(op.Op) {
+			continue
+		}
+		bytes += op.BytesSent
+		reqs += op.Requests
+	}
+	if reqs == 0 {
+		return Check{Severity: OK, Observed: "no writes"}
+	}
+	if bytes == 0 {
+		return unknown("the run does not record bytes sent")
+	}
+	per := float64(bytes) / float64(reqs)
+	return Check{Severity: grade(per, valueWarn, valueFail), Observed: fmt.Sprintf("%s per request over %d requests", fmtBytes(per), reqs)}
+}
+
+// metricValueSizeRule grades gRPC bytes received per put on a member. Received bytes
+// include every request, so on a read-heavy member this overstates; it is the
+// estimate that works on bare /metrics dumps.
+func metricValueSizeRule(in *Input) Check {
+	if c, ok := needWindow(in.W); !ok {
+		return c
+	}
+	recv, ok1 := in.W.CounterDelta(mGRPCReceived, nil)
+	puts, ok2 := in.W.CounterDelta(mPutTotal, nil)
+	if !ok1 || !ok2 {
+		return unknown("%s or %s absent", mGRPCReceived, mPutTotal)
+	}
+	if puts == 0 {
+		return Check{Severity: OK, Observed: "no puts in the window"}
+	}
+	per := recv / puts
+	return Check{Severity: grade(per, valueWarn, valueFail), Observed: fmt.Sprintf("%s per put over %.0f puts", fmtBytes(per), puts)}
+}
+
+// walRateRule grades the WAL write rate against the disk probe's throughput, when
+// the run probed the disk; without a probe there is no bandwidth to compare against.
+func walRateRule(in *Input) Check {
+	if in.Run == nil || len(in.Run.Disk) == 0 {
+		return Check{}
+	}
+	if c, ok := needWindow(in.W); !ok {
+		return c
+	}
+	bytes, ok := in.W.CounterDelta(mWALWriteBytes, nil)
+	secs := in.seconds()
+	if !ok || secs <= 0 {
+		return unknown("%s absent or window length unknown", mWALWriteBytes)
+	}
+	best := 0.0
+	for _, d := range in.Run.Disk {
+		if d.MBPerS > best {
+			best = d.MBPerS
+		}
+	}
+	if best <= 0 {
+		return unknown("the disk probe recorded no throughput")
+	}
+	rate := bytes / secs / 1e6
+	r := rate / best
+	return Check{Severity: grade(r, 0.5, 0.8), Observed: fmt.Sprintf("%.1f MB/s of the probed %.1f MB/s = %s", rate, best, pct(r))}
+}
+
+// rangeOps sums requests, keys and bytes over the run's read ops.
+func rangeOps(in *Input) (reqs, keys, bytes int64) {
+	for _, op := range in.Run.Ops {
+		if !isRead(op.Op) {
+			continue
+		}
+		reqs += op.Requests
+		keys += op.KeysReceived
+		bytes += op.BytesReceived
+	}
+	return reqs, keys, bytes
+}
+
+func runKeysPerRangeRule(in *Input) Check {
+	if in.Run == nil {
+		return Check{}
+	}
+	reqs, keys, _ := rangeOps(in)
+	if reqs == 0 {
+		return Check{Severity: OK, Observed: "no ranges"}
+	}
+	per := float64(keys) / float64(reqs)
+	return Check{Severity: grade(per, keysWarn, keysFail), Observed: fmt.Sprintf("%.0f keys per range over %d ranges", per, reqs)}
+}
+
+func runBytesPerRangeRule(in *Input) Check {
+	if in.Run == nil {
+		return Check{}
+	}
+	reqs, _, bytes := rangeOps(in)
+	if reqs == 0 {
+		return Check{}
+	}
+	per := float64(bytes) / float64(reqs)
+	return Check{Severity: grade(per, rangeBytesWarn, rangeBytesFail), Observed: fmt.Sprintf("%s per range", fmtBytes(per))}
+}
+
+// metricBytesPerRangeRule grades gRPC bytes sent per range on a member. Sent bytes
+// include put responses and watch events, which are small next to large ranges.
+func metricBytesPerRangeRule(in *Input) Check {
+	if c, ok := needWindow(in.W); !ok {
+		return c
+	}
+	sent, ok1 := in.W.CounterDelta(mGRPCSent, nil)
+	ranges, ok2 := in.W.CounterDelta(mRangeTotal, nil)
+	if !ok1 || !ok2 {
+		return unknown("%s or %s absent", mGRPCSent, mRangeTotal)
+	}
+	if ranges == 0 {
+		return Check{Severity: OK, Observed: "no ranges in the window"}
+	}
+	per := sent / ranges
+	return Check{Severity: grade(per, rangeBytesWarn, rangeBytesFail), Observed: fmt.Sprintf("%s per range over %.0f ranges", fmtBytes(per), ranges)}
+}
+
+// rangeDurationRule grades the p99 of range handling on a member; it does not apply
+// to a window without ranges (etcd creates the series on the first range).
+func rangeDurationRule(in *Input) Check {
+	if c, ok := needWindow(in.W); !ok {
+		return c
+	}
+	if ranges, ok := in.W.CounterDelta(mRangeTotal, nil); ok && ranges == 0 {
+		return Check{}
+	}
+	return histRule(mRangeDuration, nil, 0.99, 0.100, 0.500)(in)
+}

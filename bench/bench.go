@@ -1,0 +1,421 @@
+// Package bench is etcdperf's load generator: a pacer that stamps every request
+// with its intended start time, workers that run a workload's requests, and a
+// recorder that keeps bounded HdrHistograms per op type and per second.
+//
+// With a rate the load is an open loop: request i is due at start + i/rate and
+// its response time counts from then, so a stalled server shows as the latency
+// every user behind the stall saw (no coordinated omission). Without a rate, the
+// workers run a closed loop as fast as they can. Run fills a results.Run.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// Op performs request seq for one worker and says what it moved. It runs on the
+// hot path: it must not block on state shared with other workers.
+type Op func(ctx context.Context, seq uint64) Outcome
+
+// Outcome is what one request did.
+type Outcome struct {
+	Kind int   // index into Workload.Ops
+	Sent int64 // payload bytes (keys and values) sent
+	Recv int64 // payload bytes received
+	Keys int64 // keys received
+	Err  error
+}
+
+// OpKind names an op type a workload reports.
+type OpKind struct {
+	Name string
+	// Share is the fraction of the paced requests of this kind (its share of the
+	// target rate); 0 for results that arrive on their own, such as watch events.
+	Share float64
+}
+
+// Workload is a kind of load: the op types it reports and a request function per worker.
+type Workload interface {
+	Ops() []OpKind
+	// Worker returns the request function of worker id; whatever state it keeps
+	// is that worker's own. Run calls it once per worker, from one goroutine,
+	// before the load starts.
+	Worker(id int) Op
+}
+
+// Preparer is a workload that sets up before the load starts (fills keys, opens
+// watches); nothing it does is measured. emit records results that arrive outside
+// the workers' requests, such as watch events; it is valid until Finish returns.
+type Preparer interface {
+	Prepare(ctx context.Context, emit Emit) error
+}
+
+// Finisher is a workload that completes its results after the load stopped.
+// Finish waits for results still in flight and stops what Prepare started; it
+// is called whenever Prepare was (also when the run failed or was interrupted,
+// with ctx done). Annotate then adds the workload's own fields to ops, indexed
+// as Ops.
+type Finisher interface {
+	Finish(ctx context.Context)
+	Annotate(ops []results.Op)
+}
+
+// Emit records a result that arrived on its own: op kind, when its cause was sent
+// (wall clock), when it arrived, and its error. Results whose cause was sent during
+// warm-up are not measured.
+type Emit func(kind int, sent, arrived time.Time, err error)
+
+// Progress is the state of a running benchmark, for progress bars.
+type Progress struct {
+	Elapsed  time.Duration // since the load started, warm-up included
+	Measured time.Duration // of the measured window; 0 during warm-up
+	Requests int64         // measured results so far
+}
+
+// Config bounds and shapes a run.
+type Config struct {
+	Workers  int           // concurrent clients
+	Rate     float64       // requests per second over all workers; 0 is a closed loop
+	Total    uint64        // measured requests (warm-up excluded); 0: bounded by Duration
+	Duration time.Duration // measured window; 0: bounded by Total
+	Warmup   time.Duration // load before the measured window, not recorded
+
+	// Prefix holds every key the workload writes. Run refuses to start when it
+	// already holds keys, unless Force, and deletes it afterwards.
+	Prefix string
+	Force  bool
+	KV     clientv3.KV // for the prefix check and the cleanup
+
+	// Progress, when set, is called about four times a second.
+	Progress func(Progress)
+}
+
+// ErrPrefixInUse is returned when the prefix holds keys before the run and Force is not set.
+var ErrPrefixInUse = errors.New("prefix already holds keys")
+
+// CleanupTimeout bounds the deletion of the prefix after a run.
+const CleanupTimeout = 30 * time.Second
+
+// ValidRateFraction is the least fraction of the target rate a valid run achieves.
+const ValidRateFraction = 0.95
+
+func (c Config) check() error {
+	switch {
+	case c.Workers <= 0:
+		return fmt.Errorf("clients must be at least 1, got %d", c.Workers)
+	case c.Rate < 0:
+		return fmt.Errorf("rate must not be negative, got %g", c.Rate)
+	case c.Total == 0 && c.Duration <= 0:
+		return errors.New("set a total number of requests or a duration")
+	case c.Duration < 0 || c.Warmup < 0:
+		return errors.New("duration and warm-up must not be negative")
+	case c.Prefix == "":
+		return errors.New("an empty prefix would cover every key; name one")
+	case c.KV == nil:
+		return errors.New("no client for the prefix check and cleanup")
+	}
+	return nil
+}
+
+// Run checks the prefix, prepares w, drives it, and fills run with the measured
+// window: Ops (one per op kind), Client, Valid, WarmupS, DurationS, StartedAt (the
+// start of the load, warm-up included) and EndedAt. The prefix is deleted
+// afterwards, on errors and on cancellation too. When ctx is cancelled mid-run,
+// Run stops promptly, fills run with the partial results, sets Interrupted and
+// returns ctx's error.
+func Run(ctx context.Context, cfg Config, w Workload, run *results.Run) (err error) {
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	if err := checkPrefix(ctx, cfg.KV, cfg.Prefix, cfg.Force); err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := cleanup(cfg.KV, cfg.Prefix); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	kinds := w.Ops()
+	e := &engine{cfg: cfg, kinds: kinds}
+	e.measureStart.Store(-1) // nothing is measured before the load starts
+	fin, _ := w.(Finisher)
+	if p, ok := w.(Preparer); ok {
+		if err := p.Prepare(ctx, e.emit); err != nil {
+			if fin != nil {
+				fin.Finish(ctx)
+			}
+			return fmt.Errorf("prepare: %w", err)
+		}
+	}
+	e.drive(ctx, w)
+	if fin != nil {
+		fin.Finish(ctx)
+	}
+	e.closeRecorder()
+	window := e.window(ctx)
+	ops := make([]results.Op, len(kinds))
+	for i, k := range kinds {
+		if ops[i], err = e.rec.result(i, k.Name, window); err != nil {
+			return err
+		}
+		// Rounded so a 0.8/0.2 split of 500/s reads 100, not 99.99999999999997.
+		ops[i].TargetRPS = math.Round(cfg.Rate*k.Share*1e6) / 1e6
+	}
+	if fin != nil {
+		fin.Annotate(ops)
+	}
+	e.fill(ctx, run, ops, window)
+	if e.rec.err != nil {
+		return e.rec.err
+	}
+	return ctx.Err()
+}
+
+// engine is the state of one run.
+type engine struct {
+	cfg   Config
+	kinds []OpKind
+	rec   *recorder
+	t0    time.Time
+	// measureStart is the wall clock (unix ns) where the measured window begins;
+	// events emitted by watchers read it concurrently.
+	measureStart atomic.Int64
+	recDone      chan struct{}
+	lag          *results.Summary
+	cpu0, cpu1   time.Duration
+	maxRSS       int64
+	stopped      time.Duration // when the workers returned, since t0
+	schedEnd     time.Duration // open loop: where the schedule ended, since t0
+}
+
+func (e *engine) since() time.Duration { return time.Since(e.t0) }
+
+// drive runs the load until its bounds or ctx end it, leaving the recorder open
+// for events still in flight.
+func (e *engine) drive(ctx context.Context, w Workload) {
+	cfg := e.cfg
+	e.t0 = time.Now()
+	e.rec = newRecorder(len(e.kinds), e.t0, 4096)
+	e.recDone = make(chan struct{})
+	go func() { e.rec.run(); close(e.recDone) }()
+	e.measureStart.Store(e.t0.Add(cfg.Warmup).UnixNano())
+	b := bounds{warmup: cfg.Warmup, total: cfg.Total}
+	if cfg.Duration > 0 {
+		b.end = cfg.Warmup + cfg.Duration
+	}
+
+	var wg sync.WaitGroup
+	var lag chan *results.Summary
+	if cfg.Rate > 0 {
+		p := Pacer{Rate: cfg.Rate}
+		tickets := make(chan ticket, cfg.Workers)
+		lag = make(chan *results.Summary, 1)
+		go func() {
+			end, h := dispatch(ctx, p, b, e.since, tickets)
+			e.schedEnd = end // read after <-lag
+			s := results.Summarize(h)
+			lag <- &s
+		}()
+		for id := range cfg.Workers {
+			op := w.Worker(id)
+			wg.Go(func() { e.openWorker(ctx, op, p.Tolerance(), b, tickets) })
+		}
+	} else {
+		var next, measured atomic.Uint64
+		for id := range cfg.Workers {
+			op := w.Worker(id)
+			wg.Go(func() { e.closedWorker(ctx, op, b, &next, &measured) })
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	stopProgress := e.progress()
+	e.cpu0, _ = rusage()
+	if cfg.Warmup > 0 {
+		t := time.NewTimer(cfg.Warmup)
+		select {
+		case <-t.C:
+			e.cpu0, _ = rusage()
+		case <-done:
+		}
+		t.Stop()
+	}
+	<-done
+	e.stopped = e.since()
+	e.cpu1, e.maxRSS = rusage()
+	stopProgress()
+	if lag != nil {
+		e.lag = <-lag
+	}
+}
+
+// progress reports to cfg.Progress until the returned stop is called.
+func (e *engine) progress() (stop func()) {
+	if e.cfg.Progress == nil {
+		return func() {}
+	}
+	quit, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				el := e.since()
+				e.cfg.Progress(Progress{Elapsed: el, Measured: max(el-e.cfg.Warmup, 0), Requests: e.rec.count.Load()})
+			}
+		}
+	}()
+	return func() { close(quit); <-exited }
+}
+
+// openWorker runs tickets from the dispatcher. Response time counts from the
+// ticket's due time, service time from the actual send.
+func (e *engine) openWorker(ctx context.Context, op Op, tolerance time.Duration, b bounds, tickets <-chan ticket) {
+	for t := range tickets {
+		start := e.since()
+		out := op(ctx, t.seq)
+		done := e.since()
+		if t.due < b.warmup || stoppedBy(ctx, out.Err) {
+			continue
+		}
+		e.rec.in <- sample{
+			start: int64(start), done: int64(done), resp: int64(done - t.due), svc: int64(done - start),
+			sent: out.Sent, recv: out.Recv, keys: out.Keys,
+			kind: uint8(out.Kind), code: codeOf(out.Err), late: start-t.due > tolerance, paced: true,
+		}
+	}
+}
+
+// closedWorker sends its next request as soon as the last one returned.
+func (e *engine) closedWorker(ctx context.Context, op Op, b bounds, next, measured *atomic.Uint64) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		default:
+		}
+		start := e.since()
+		if b.end > 0 && start >= b.end {
+			return
+		}
+		inWindow := start >= b.warmup
+		if inWindow && b.total > 0 && measured.Add(1) > b.total {
+			return
+		}
+		out := op(ctx, next.Add(1)-1)
+		done := e.since()
+		if !inWindow || stoppedBy(ctx, out.Err) {
+			continue
+		}
+		e.rec.in <- sample{
+			start: int64(start), done: int64(done), resp: int64(done - start), svc: int64(done - start),
+			sent: out.Sent, recv: out.Recv, keys: out.Keys,
+			kind: uint8(out.Kind), code: codeOf(out.Err), paced: true,
+		}
+	}
+}
+
+// stoppedBy tells a request cut short by the end of the run, which is no result.
+func stoppedBy(ctx context.Context, err error) bool { return err != nil && ctx.Err() != nil }
+
+func codeOf(err error) uint8 {
+	c := status.Code(err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		c = codes.DeadlineExceeded
+	}
+	if int(c) >= numCodes {
+		c = codes.Unknown
+	}
+	return uint8(c)
+}
+
+// emit is the Emit given to Preparers.
+func (e *engine) emit(kind int, sent, arrived time.Time, err error) {
+	ms := e.measureStart.Load()
+	if ms < 0 || sent.UnixNano() < ms {
+		return
+	}
+	lat := int64(arrived.Sub(sent))
+	e.rec.in <- sample{done: int64(arrived.Sub(e.t0)), resp: lat, svc: lat, kind: uint8(kind), code: codeOf(err)}
+}
+
+// closeRecorder ends the recording once the workers and the Finisher are done.
+func (e *engine) closeRecorder() {
+	close(e.rec.in)
+	<-e.recDone
+}
+
+// window is the measured window, from the end of warm-up to:
+//   - in an open loop, the end of the schedule, or the last send when the
+//     generator fell behind it; the tail of the last responses is not part of
+//     it, so a run that kept up achieves its rate exactly;
+//   - in a closed loop, the last completion, or the end of the duration when
+//     that is later (a run that completes nothing still lasted);
+//   - on interruption, the stop.
+//
+// It reads the recorder, so it is called after closeRecorder.
+func (e *engine) window(ctx context.Context) time.Duration {
+	var end time.Duration
+	switch {
+	case ctx.Err() != nil:
+		end = e.stopped
+	case e.cfg.Rate > 0:
+		end = max(e.schedEnd, time.Duration(e.rec.lastSent))
+	default:
+		end = time.Duration(e.rec.lastDone)
+		if e.cfg.Duration > 0 {
+			end = max(end, min(e.cfg.Warmup+e.cfg.Duration, e.stopped))
+		}
+	}
+	return max(end-e.cfg.Warmup, 0)
+}
+
+// fill writes the run's measured results.
+func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, window time.Duration) {
+	cfg := e.cfg
+	run.Ops = ops
+	run.WarmupS = cfg.Warmup.Seconds()
+	run.DurationS = window.Seconds()
+	run.StartedAt = e.t0.UTC()
+	run.EndedAt = e.t0.Add(cfg.Warmup + window).UTC()
+	run.Client = results.Client{
+		CPUSeconds:  (e.cpu1 - e.cpu0).Seconds(),
+		MaxRSSBytes: e.maxRSS,
+		Cores:       runtime.GOMAXPROCS(0),
+	}
+	if e.lag != nil {
+		run.Client.PacingLagP99Ms = e.lag.P99
+	}
+	run.Interrupted = ctx.Err() != nil
+	run.Valid, run.InvalidReason = true, ""
+	r := e.rec
+	switch {
+	case r.pacedReq == 0:
+		run.Valid, run.InvalidReason = false, "no request completed in the measured window"
+	case r.paced == 0:
+		run.Valid, run.InvalidReason = false, fmt.Sprintf("all %d requests failed", r.pacedReq)
+	case cfg.Rate > 0 && window > 0:
+		achieved := float64(r.paced) / window.Seconds()
+		if achieved < ValidRateFraction*cfg.Rate {
+			run.Valid = false
+			run.InvalidReason = fmt.Sprintf("achieved %.0f req/s of %.0f target (%.0f%%)", achieved, cfg.Rate, 100*achieved/cfg.Rate)
+		}
+	}
+}

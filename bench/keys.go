@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// DefaultPrefix is where etcdperf writes unless told otherwise.
+const DefaultPrefix = "/etcdperf/"
+
+// MaxRequestBytes is etcd's default request size limit (--max-request-bytes, 1.5 MiB).
+// A put of a larger key and value fails on the server with "request is too large".
+const MaxRequestBytes = 1536 * 1024
+
+// requestEnvelope is what etcd adds around a put's key and value before it checks
+// the limit (the raft request header and the protobuf framing), with margin.
+const requestEnvelope = 256
+
+// checkRequestSize rejects a key and value etcd would refuse, before any load is sent.
+func checkRequestSize(keyBytes, valBytes int) error {
+	if keyBytes+valBytes+requestEnvelope > MaxRequestBytes {
+		return fmt.Errorf("a %d-byte value with a %d-byte key exceeds etcd's request limit of 1.5 MiB (--max-request-bytes)", valBytes, keyBytes)
+	}
+	return nil
+}
+
+// keySpace makes the fixed-width keys of a workload: prefix + a decimal index
+// left-padded with zeros to size bytes. Fixed width keeps every key the same
+// size and makes key order index order, so a range [i, i+n) holds n keys.
+type keySpace struct {
+	prefix string
+	size   int    // bytes after the prefix
+	n      uint64 // keys: indexes 0 .. n-1
+}
+
+func newKeySpace(prefix string, size int, n uint64) (keySpace, error) {
+	if size <= 0 {
+		return keySpace{}, fmt.Errorf("key size must be at least 1, got %d", size)
+	}
+	if n == 0 {
+		return keySpace{}, fmt.Errorf("key space must hold at least 1 key")
+	}
+	// The index one past the last key must fit too: it ends ranges.
+	if digits := len(strconv.FormatUint(n, 10)); digits > size {
+		return keySpace{}, fmt.Errorf("key size %d is too small for %d keys: needs %d bytes", size, n, digits)
+	}
+	return keySpace{prefix: prefix, size: size, n: n}, nil
+}
+
+// buf returns a buffer for key; each worker keeps its own.
+func (k keySpace) buf() []byte {
+	b := make([]byte, len(k.prefix)+k.size)
+	copy(b, k.prefix)
+	return b
+}
+
+// key writes the key of index i into b (from buf) and returns it.
+func (k keySpace) key(b []byte, i uint64) string {
+	for j := len(b) - 1; j >= len(k.prefix); j-- {
+		b[j] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b)
+}
+
+// len is the full length of a key, prefix included.
+func (k keySpace) len() int { return len(k.prefix) + k.size }
+
+// newValue returns n bytes of printable filler, generated once per workload.
+func newValue(n int) string {
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = letters[r.IntN(len(letters))]
+	}
+	return string(b)
+}
+
+// workerRand is a worker's own random source, so workers share no lock.
+func workerRand(id int) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(id)))
+}
+
+// checkPrefix refuses a prefix that already holds keys, unless force: the run
+// deletes the prefix afterwards, which must not take someone else's data.
+func checkPrefix(ctx context.Context, kv clientv3.KV, prefix string, force bool) error {
+	if force {
+		return nil
+	}
+	resp, err := kv.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return fmt.Errorf("check prefix %q: %w", prefix, err)
+	}
+	if resp.Count > 0 {
+		return fmt.Errorf("%w: %q holds %d keys; choose another --prefix or pass --force to use it (its keys are deleted after the run)", ErrPrefixInUse, prefix, resp.Count)
+	}
+	return nil
+}
+
+// cleanup deletes the prefix with a context of its own, so it also runs after
+// the run's context was cancelled.
+func cleanup(kv clientv3.KV, prefix string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
+	defer cancel()
+	if _, err := kv.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
+		return fmt.Errorf("clean up prefix %q: %w", prefix, err)
+	}
+	return nil
+}
+
+// client returns the connection worker id uses: workers spread over the connections.
+func client(clients []*clientv3.Client, id int) *clientv3.Client { return clients[id%len(clients)] }

@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"google.golang.org/grpc/codes"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// sample is one measured request (or watch event), as a worker hands it to the
+// recorder. It is a fixed-size value so the hot path does not allocate.
+type sample struct {
+	start     int64 // actual send, ns since the run's start
+	done      int64 // completion, ns since the run's start: picks the interval
+	resp, svc int64 // response and service time, ns
+	sent      int64 // payload bytes sent
+	recv      int64 // payload bytes received
+	keys      int64 // keys received
+	kind      uint8 // index into the workload's ops
+	code      uint8 // gRPC status code; codes.OK for a success
+	late      bool  // started later than the pacing tolerance
+	paced     bool  // issued by a worker (not an event emitted by a watcher)
+}
+
+// numCodes bounds the gRPC status codes counted per op (codes.Unauthenticated is the last).
+const numCodes = int(codes.Unauthenticated) + 1
+
+// opRec is the recorder's state of one op type.
+type opRec struct {
+	resp, svc   *hdr.Histogram // whole measured window
+	iresp, isvc *hdr.Histogram // the current second, reset after it is encoded
+	ireq, ierr  int64
+	requests    int64
+	codes       [numCodes]int64
+	late        int64
+	sent, recv  int64
+	keys        int64
+	intervals   []results.Interval
+}
+
+// recorder owns every live histogram. Workers send it samples on a channel, so
+// they share no lock with each other, and it keeps two histograms per op for the
+// window and two for the current second, whatever the number of workers. Each
+// second is encoded as soon as a sample of a later second arrives; a sample that
+// arrives after its second was closed (scheduling skew between workers, a few
+// µs) goes into the current one.
+type recorder struct {
+	in     chan sample
+	t0Unix int64 // wall clock of the run's start, ns
+	ops    []opRec
+	cur    int64 // unix second being filled; 0 before the first sample
+	// lastSent and lastDone are the latest send and completion of a paced sample:
+	// where the measured window ends.
+	lastSent, lastDone int64
+	pacedReq           int64 // paced samples
+	paced              int64 // successful paced samples, for the achieved rate
+	count              atomic.Int64
+	err                error
+}
+
+func newRecorder(nops int, t0 time.Time, buffer int) *recorder {
+	r := &recorder{in: make(chan sample, buffer), t0Unix: t0.UnixNano(), ops: make([]opRec, nops)}
+	for i := range r.ops {
+		o := &r.ops[i]
+		o.resp, o.svc, o.iresp, o.isvc = results.NewHist(), results.NewHist(), results.NewHist(), results.NewHist()
+	}
+	return r
+}
+
+// run consumes samples until in is closed, then closes the last second.
+func (r *recorder) run() {
+	for s := range r.in {
+		r.add(s)
+	}
+	if r.cur != 0 {
+		r.closeSecond()
+	}
+}
+
+func (r *recorder) add(s sample) {
+	sec := (r.t0Unix + s.done) / int64(time.Second)
+	switch {
+	case r.cur == 0:
+		r.cur = sec
+	case sec > r.cur:
+		// Seconds without any completion (a stalled server) still get an interval,
+		// with zero requests, so time series show the gap.
+		for r.cur < sec {
+			r.closeSecond()
+			r.cur++
+		}
+	}
+	o := &r.ops[s.kind]
+	o.requests++
+	o.ireq++
+	if s.late {
+		o.late++
+	}
+	if s.code != uint8(codes.OK) {
+		o.codes[s.code]++
+		o.ierr++
+	} else {
+		o.sent += s.sent
+		o.recv += s.recv
+		o.keys += s.keys
+		if s.paced {
+			r.paced++
+		}
+	}
+	if s.paced {
+		r.pacedReq++
+		r.lastSent = max(r.lastSent, s.start)
+		r.lastDone = max(r.lastDone, s.done)
+	}
+	// Failed requests are timed too: a timeout is a latency the user saw.
+	resp, svc := usec(s.resp), usec(s.svc)
+	_ = o.resp.RecordValue(resp)
+	_ = o.svc.RecordValue(svc)
+	_ = o.iresp.RecordValue(resp)
+	_ = o.isvc.RecordValue(svc)
+	r.count.Add(1)
+}
+
+// usec converts ns to µs, clamped to the histogram's range so no sample is lost.
+func usec(ns int64) int64 {
+	return min(max(ns/int64(time.Microsecond), results.HistMinUs), results.HistMaxUs)
+}
+
+// closeSecond encodes the current second of every op and resets it.
+func (r *recorder) closeSecond() {
+	start := time.Unix(r.cur, 0).UTC()
+	for i := range r.ops {
+		o := &r.ops[i]
+		iv := results.Interval{Start: start, Requests: o.ireq, Errors: o.ierr}
+		if o.ireq > 0 {
+			var err error
+			if iv.Response, err = results.EncodeHist(o.iresp); err != nil && r.err == nil {
+				r.err = err
+			}
+			if iv.Service, err = results.EncodeHist(o.isvc); err != nil && r.err == nil {
+				r.err = err
+			}
+			o.iresp.Reset()
+			o.isvc.Reset()
+		}
+		o.intervals = append(o.intervals, iv)
+		o.ireq, o.ierr = 0, 0
+	}
+}
+
+// result turns op i's state into its results.Op; window is the measured window.
+func (r *recorder) result(i int, name string, window time.Duration) (results.Op, error) {
+	o := &r.ops[i]
+	op := results.Op{
+		Op:            name,
+		Requests:      o.requests,
+		LateStarts:    o.late,
+		Latency:       results.Summarize(o.resp),
+		Service:       results.Summarize(o.svc),
+		Intervals:     o.intervals,
+		BytesSent:     o.sent,
+		BytesReceived: o.recv,
+		KeysReceived:  o.keys,
+	}
+	for c, n := range o.codes {
+		if n == 0 {
+			continue
+		}
+		if op.ErrorsByCode == nil {
+			op.ErrorsByCode = map[string]int64{}
+		}
+		op.ErrorsByCode[codes.Code(c).String()] = n
+		op.Errors += n
+	}
+	if window > 0 {
+		op.ThroughputRPS = float64(op.Requests-op.Errors) / window.Seconds()
+	}
+	var err error
+	if op.ResponseHist, err = results.EncodeHist(o.resp); err != nil {
+		return op, err
+	}
+	op.ServiceHist, err = results.EncodeHist(o.svc)
+	return op, err
+}

@@ -1,0 +1,282 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// stampBytes is the put value's head that carries its send time (unix ns, big endian).
+const stampBytes = 8
+
+// WatchConfig shapes the watch workload.
+type WatchConfig struct {
+	Prefix      string
+	KeySize     int    // bytes after the prefix
+	ValSize     int    // bytes; at least 8, which carry the put's send time
+	Watchers    int    // watchers in all
+	Streams     int    // gRPC watch streams the watchers spread over
+	WatchedKeys uint64 // keys the watchers spread over and the puts cycle through
+}
+
+// Watch opens watchers on a few keys and puts to those keys; its latency is from
+// each put's send to the event's arrival at each watcher.
+type Watch struct {
+	set     *watchSet
+	clients []*clientv3.Client
+	value   string
+}
+
+// NewWatch checks cfg.
+func NewWatch(clients []*clientv3.Client, cfg WatchConfig) (*Watch, error) {
+	if len(clients) == 0 {
+		return nil, errors.New("watch: no clients")
+	}
+	ks, err := newKeySpace(cfg.Prefix, cfg.KeySize, cfg.WatchedKeys)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ValSize < stampBytes {
+		return nil, fmt.Errorf("watch: values carry their send time in %d bytes; --val-size must be at least %d", stampBytes, stampBytes)
+	}
+	if err := checkRequestSize(ks.len(), cfg.ValSize); err != nil {
+		return nil, err
+	}
+	set, err := newWatchSet(clients, ks, cfg.Watchers, cfg.Streams, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Watch{set: set, clients: clients, value: newValue(cfg.ValSize)}, nil
+}
+
+// Ops reports the watch events and the puts that cause them.
+func (w *Watch) Ops() []OpKind { return []OpKind{{Name: "watch"}, {Name: "put", Share: 1}} }
+
+// Prepare opens the watchers and measures their creation.
+func (w *Watch) Prepare(ctx context.Context, emit Emit) error { return w.set.open(ctx, emit) }
+
+// Worker returns a put loop that cycles through the watched keys.
+func (w *Watch) Worker(id int) Op {
+	kv, buf, val, acked := client(w.clients, id), w.set.keys.buf(), []byte(w.value), w.set.counter()
+	return func(ctx context.Context, seq uint64) Outcome {
+		i := seq % w.set.keys.n
+		key := w.set.keys.key(buf, i)
+		v := stamp(val)
+		_, err := kv.Put(ctx, key, v)
+		if err == nil {
+			acked[i]++
+		}
+		return Outcome{Kind: 1, Sent: int64(len(key) + len(v)), Err: err}
+	}
+}
+
+// Finish waits for the events in flight and closes the watchers.
+func (w *Watch) Finish(ctx context.Context) { w.set.close(ctx) }
+
+// Annotate adds the watch counts to the watch op.
+func (w *Watch) Annotate(ops []results.Op) { w.set.annotate(&ops[0]) }
+
+// stamp writes the current time into the head of buf and returns the value to send.
+func stamp(buf []byte) string {
+	binary.BigEndian.PutUint64(buf, uint64(time.Now().UnixNano()))
+	return string(buf)
+}
+
+// watchSet is W watchers over S streams on the keys of a key space. Puts to a
+// watched key count themselves in a per-worker counter (counter), so the set
+// knows how many events every watcher should have received.
+type watchSet struct {
+	clients  []*clientv3.Client
+	keys     keySpace
+	streams  int
+	kind     int // op kind of the events
+	watchers []*watcher
+	acked    [][]int64 // per worker, per key: puts acknowledged
+
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	settled bool
+	create  *results.Summary
+}
+
+// watcher is one watch on one key; its goroutine owns it until the set is closed.
+type watcher struct {
+	key        uint64
+	cancel     context.CancelFunc
+	received   atomic.Int64
+	outOfOrder int64
+	lastRev    int64
+}
+
+// settleQuiet ends the wait for events in flight when none arrived for that long.
+const settleQuiet = time.Second
+
+// settleMax bounds the whole wait for events in flight.
+const settleMax = 10 * time.Second
+
+func newWatchSet(clients []*clientv3.Client, ks keySpace, watchers, streams, kind int) (*watchSet, error) {
+	if watchers <= 0 || streams <= 0 {
+		return nil, fmt.Errorf("watch: watchers and streams must be at least 1, got %d and %d", watchers, streams)
+	}
+	if streams > watchers {
+		return nil, fmt.Errorf("watch: %d streams for %d watchers; streams cannot outnumber watchers", streams, watchers)
+	}
+	s := &watchSet{clients: clients, keys: ks, streams: streams, kind: kind}
+	for i := range watchers {
+		s.watchers = append(s.watchers, &watcher{key: uint64(i) % ks.n})
+	}
+	return s, nil
+}
+
+// counter returns a new worker's put counters, indexed by watched key.
+func (s *watchSet) counter() []int64 {
+	c := make([]int64, s.keys.n)
+	s.acked = append(s.acked, c)
+	return c
+}
+
+// open creates every watcher, concurrently, and returns once all are created.
+// Streams are told apart by gRPC metadata: clientv3 multiplexes the watches of
+// one client whose contexts carry the same metadata onto one stream.
+func (s *watchSet) open(ctx context.Context, emit Emit) error {
+	sctx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
+	created := make([]time.Duration, len(s.watchers))
+	errs := make(chan error, len(s.watchers))
+	var ready sync.WaitGroup
+	for i, w := range s.watchers {
+		stream := i % s.streams
+		wctx := metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(sctx), "etcdperf-stream", strconv.Itoa(stream))
+		wctx, w.cancel = context.WithCancel(wctx)
+		cli := client(s.clients, stream)
+		ready.Add(1)
+		s.wg.Go(func() {
+			buf := s.keys.buf()
+			t := time.Now()
+			wch := cli.Watch(wctx, s.keys.key(buf, w.key), clientv3.WithCreatedNotify())
+			first, ok := <-wch
+			if !ok || !first.Created {
+				err := first.Err()
+				if err == nil {
+					err = errors.New("watch closed before it was created")
+				}
+				errs <- fmt.Errorf("watcher %d: %w", i, err)
+				ready.Done()
+				return
+			}
+			created[i] = time.Since(t)
+			ready.Done()
+			w.receive(wch, s.kind, emit)
+		})
+	}
+	ready.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	h := results.NewHist()
+	for _, d := range created {
+		_ = h.RecordValue(usec(int64(d)))
+	}
+	sum := results.Summarize(h)
+	s.create = &sum
+	return nil
+}
+
+// receive counts and times events until the watch ends.
+func (w *watcher) receive(wch clientv3.WatchChan, kind int, emit Emit) {
+	for resp := range wch {
+		arrived := time.Now()
+		if err := resp.Err(); err != nil {
+			emit(kind, arrived, arrived, err)
+			continue
+		}
+		for _, ev := range resp.Events {
+			// Revisions of one key only grow; one that does not is delivered out of order.
+			if ev.Kv.ModRevision <= w.lastRev {
+				w.outOfOrder++
+			} else {
+				w.lastRev = ev.Kv.ModRevision
+			}
+			w.received.Add(1)
+			if len(ev.Kv.Value) >= stampBytes {
+				sent := time.Unix(0, int64(binary.BigEndian.Uint64(ev.Kv.Value)))
+				emit(kind, sent, arrived, nil)
+			}
+		}
+	}
+}
+
+// expected is, per watched key, the puts acknowledged by the server. It is read
+// after the workers stopped.
+func (s *watchSet) expected() []int64 {
+	e := make([]int64, s.keys.n)
+	for _, c := range s.acked {
+		for k, n := range c {
+			e[k] += n
+		}
+	}
+	return e
+}
+
+// close waits until every watcher has seen the events of the acknowledged puts
+// (or none arrived for settleQuiet), then stops the watchers. When ctx is done the
+// run was interrupted: no wait, and missed events are not judged.
+func (s *watchSet) close(ctx context.Context) {
+	defer func() {
+		if s.cancel != nil {
+			s.cancel()
+		}
+		s.wg.Wait()
+	}()
+	if ctx.Err() != nil || s.create == nil {
+		return
+	}
+	exp := s.expected()
+	deadline := time.Now().Add(settleMax)
+	last, quietSince := int64(-1), time.Now()
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		var got int64
+		behind := false
+		for _, w := range s.watchers {
+			n := w.received.Load()
+			got += n
+			behind = behind || n < exp[w.key]
+		}
+		if !behind {
+			break
+		}
+		if got != last {
+			last, quietSince = got, time.Now()
+		} else if time.Since(quietSince) >= settleQuiet {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.settled = ctx.Err() == nil
+}
+
+// annotate writes the watch counts into op; it runs after close.
+func (s *watchSet) annotate(op *results.Op) {
+	op.Watchers = len(s.watchers)
+	op.CreateMs = s.create
+	exp := s.expected()
+	for _, w := range s.watchers {
+		n := w.received.Load()
+		op.Events += n
+		op.OutOfOrder += w.outOfOrder
+		if s.settled && n < exp[w.key] {
+			op.MissedEvents += exp[w.key] - n
+		}
+	}
+}

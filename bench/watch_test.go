@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+func newWatch(t *testing.T, clis []*clientv3.Client, watchers, streams int, keys uint64) *Watch {
+	t.Helper()
+	w, err := NewWatch(clis, WatchConfig{Prefix: DefaultPrefix, KeySize: 4, ValSize: 32, Watchers: watchers, Streams: streams, WatchedKeys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func TestWatchHealthy(t *testing.T) {
+	_, clis := startEtcd(t, 2)
+	w := newWatch(t, clis, 12, 3, 4)
+	var run results.Run
+	cfg := Config{Workers: 4, Rate: 200, Total: 200, Prefix: DefaultPrefix, KV: clis[0]}
+	if err := Run(context.Background(), cfg, w, &run); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Ops) != 2 || run.Ops[0].Op != "watch" || run.Ops[1].Op != "put" {
+		t.Fatalf("ops = %v", run.Ops)
+	}
+	watch, put := run.Ops[0], run.Ops[1]
+	if put.Requests != 200 || put.Errors != 0 {
+		t.Fatalf("puts: %d, %d errors", put.Requests, put.Errors)
+	}
+	// Every put reaches the 3 watchers of its key: 200 × 12/4 events, none missed.
+	if watch.Events != 600 || watch.Requests != 600 || watch.MissedEvents != 0 || watch.OutOfOrder != 0 {
+		t.Errorf("events %d (measured %d), missed %d, out of order %d; want 600, 600, 0, 0",
+			watch.Events, watch.Requests, watch.MissedEvents, watch.OutOfOrder)
+	}
+	if watch.Watchers != 12 || watch.CreateMs == nil || watch.CreateMs.Max <= 0 {
+		t.Errorf("watchers %d, create %+v", watch.Watchers, watch.CreateMs)
+	}
+	if watch.Latency.P50 <= 0 || watch.ThroughputRPS <= 0 || watch.TargetRPS != 0 {
+		t.Errorf("watch latency %+v, %g events/s, target %g", watch.Latency, watch.ThroughputRPS, watch.TargetRPS)
+	}
+	if !run.Valid && put.LateStarts == 0 {
+		t.Errorf("invalid although every put started on time: %s", run.InvalidReason)
+	}
+}
+
+// lossyWatch loses its first watcher right after the watches are created.
+type lossyWatch struct{ *Watch }
+
+func (l lossyWatch) Prepare(ctx context.Context, emit Emit) error {
+	err := l.Watch.Prepare(ctx, emit)
+	l.set.watchers[0].cancel()
+	return err
+}
+
+func TestWatchMissedEvents(t *testing.T) {
+	_, clis := startEtcd(t, 1)
+	w := newWatch(t, clis, 4, 2, 2)
+	var run results.Run
+	cfg := Config{Workers: 2, Rate: 200, Total: 100, Prefix: DefaultPrefix, KV: clis[0]}
+	if err := Run(context.Background(), cfg, lossyWatch{w}, &run); err != nil {
+		t.Fatal(err)
+	}
+	watch := run.Ops[0]
+	// Watcher 0 watches key 0, which gets every other put: it misses those 50 events.
+	if watch.MissedEvents != 50 || watch.Events != 150 {
+		t.Errorf("missed %d of %d events; want 50 of 200", watch.MissedEvents, watch.Events+watch.MissedEvents)
+	}
+}
+
+// TestWatchStreams checks that the watchers really open separate gRPC streams.
+func TestWatchStreams(t *testing.T) {
+	c, clis := startEtcd(t, 2)
+	w := newWatch(t, clis, 10, 5, 3)
+	if err := w.Prepare(context.Background(), func(int, time.Time, time.Time, error) {}); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Finish(context.Background())
+	if got := metric(t, c.Members()[0].ClientURL+"/metrics", "etcd_debugging_mvcc_watch_stream_total"); got != 5 {
+		t.Errorf("server counts %g watch streams, want 5", got)
+	}
+	if got := metric(t, c.Members()[0].ClientURL+"/metrics", "etcd_debugging_mvcc_watcher_total"); got != 10 {
+		t.Errorf("server counts %g watchers, want 10", got)
+	}
+}
+
+func metric(t *testing.T, url, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no metric %s at %s", name, url)
+	return 0
+}

@@ -1,0 +1,515 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cheggaaa/pb/v3"
+	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// defaultBenchDuration bounds a run given neither --total nor --duration.
+const defaultBenchDuration = 10 * time.Second
+
+// scrapeEvery is the period of the /metrics scrapes taken during a run.
+const scrapeEvery = 5 * time.Second
+
+// benchFlags are the flags every bench workload shares.
+type benchFlags struct {
+	clients  int
+	conns    int
+	rate     float64
+	total    uint64
+	duration time.Duration
+	warmup   time.Duration
+	prefix   string
+	force    bool
+	keySize  int
+	valSize  int
+}
+
+// rangeFlags shape range requests (range and mixed).
+type rangeFlags struct {
+	width       uint64
+	limit       int64
+	consistency string
+	keysOnly    bool
+	countOnly   bool
+}
+
+func (r *rangeFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.Uint64Var(&r.width, "range-width", 1, "keys per range request: [start, start+N) from a random start; 1 is a single-key get")
+	f.Int64Var(&r.limit, "limit", 0, "maximum keys a range returns (0: no limit)")
+	f.StringVar(&r.consistency, "consistency", "l", "l (linearizable) or s (serializable)")
+	f.BoolVar(&r.keysOnly, "keys-only", false, "return keys only")
+	f.BoolVar(&r.countOnly, "count-only", false, "return the count only")
+}
+
+// watchFlags shape watchers (watch and mixed).
+type watchFlags struct {
+	watchers    int
+	streams     int
+	watchedKeys uint64
+}
+
+func (w *watchFlags) register(cmd *cobra.Command, watchers int, what string) {
+	f := cmd.Flags()
+	f.IntVar(&w.watchers, "watchers", watchers, "watchers in all"+what)
+	f.IntVar(&w.streams, "streams", 1, "gRPC watch streams the watchers spread over (over the --conns connections)")
+	f.Uint64Var(&w.watchedKeys, "watched-keys", 1, "keys the watchers spread over")
+}
+
+func newBenchCmd(a *app) *cobra.Command {
+	bf := &benchFlags{}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Drive put, range, watch or mixed load against etcd and measure it",
+		Long: `bench drives load against etcd and writes a run file with its latency histograms.
+
+With --rate the load is an open loop: request i is due at start + i/rate, and its
+latency (response time) counts from then, so a stalled server shows as the wait every
+request behind the stall saw. Service time counts from the actual send. Requests that
+start more than max(2 ms, 10% of the interval) late are counted as late starts, and a
+run that achieves less than 95% of the rate is invalid (exit 3). Without --rate,
+--clients clients send as fast as they can (closed loop).
+
+Keys live under --prefix. bench refuses to start when the prefix holds keys (unless
+--force, which hands the prefix to bench) and deletes the prefix afterwards, also on
+errors and Ctrl-C.`,
+	}
+	f := cmd.PersistentFlags()
+	f.IntVar(&bf.clients, "clients", 10, "concurrent clients")
+	f.IntVar(&bf.conns, "conns", 1, "gRPC connections the clients spread over")
+	f.Float64Var(&bf.rate, "rate", 0, "requests per second, open loop (0: closed loop, as fast as the clients go)")
+	f.Uint64Var(&bf.total, "total", 0, "measured requests, warm-up excluded (default: bounded by --duration)")
+	f.DurationVar(&bf.duration, "duration", 0, "measured window (default 10s unless --total is given)")
+	f.DurationVar(&bf.warmup, "warmup", 0, "load before the measured window, not recorded")
+	f.StringVar(&bf.prefix, "prefix", bench.DefaultPrefix, "key prefix bench writes under and deletes afterwards")
+	f.BoolVar(&bf.force, "force", false, "run even when the prefix holds keys; they are deleted after the run")
+	f.IntVar(&bf.keySize, "key-size", 8, "key bytes after the prefix (a zero-padded index)")
+	f.IntVar(&bf.valSize, "val-size", 256, "value bytes")
+	cmd.AddCommand(newBenchPutCmd(a, bf), newBenchRangeCmd(a, bf), newBenchWatchCmd(a, bf), newBenchMixedCmd(a, bf))
+	return cmd
+}
+
+func newBenchPutCmd(a *app, bf *benchFlags) *cobra.Command {
+	var keySpace uint64
+	var sequential bool
+	cmd := &cobra.Command{
+		Use:   "put",
+		Short: "Put a value to keys under the prefix",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
+				return bench.NewPut(clis, bench.PutConfig{Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize, KeySpace: keySpace, Sequential: sequential})
+			})
+		},
+	}
+	cmd.Flags().Uint64Var(&keySpace, "key-space-size", 1, "distinct keys written (1, as etcd's benchmark)")
+	cmd.Flags().BoolVar(&sequential, "sequential-keys", false, "write keys in order; default is uniformly random")
+	return cmd
+}
+
+func newBenchRangeCmd(a *app, bf *benchFlags) *cobra.Command {
+	var keys uint64
+	var rf rangeFlags
+	cmd := &cobra.Command{
+		Use:   "range",
+		Short: "Fill keys under the prefix, then range over them",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
+				return bench.NewRange(clis, bench.RangeConfig{
+					Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize, Keys: keys,
+					Width: rf.width, Limit: rf.limit, Consistency: rf.consistency, KeysOnly: rf.keysOnly, CountOnly: rf.countOnly,
+				})
+			})
+		},
+	}
+	cmd.Flags().Uint64Var(&keys, "keys", 1000, "keys filled (not measured) before the run")
+	rf.register(cmd)
+	return cmd
+}
+
+func newBenchWatchCmd(a *app, bf *benchFlags) *cobra.Command {
+	var wf watchFlags
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "Watch keys while putting to them; latency is from each put's send to each watcher",
+		Long: `watch opens --watchers watchers over --streams gRPC streams on --watched-keys keys, then
+puts to those keys in turn (at --rate, or as fast as --clients go). Each value carries its
+send time, so the latency of the "watch" op is from the put's send to the event's arrival at
+each watcher. Missed events (acknowledged puts a watcher never saw) and out-of-order events
+(revisions going backwards) are counted. The puts are reported as the "put" op.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
+				return bench.NewWatch(clis, bench.WatchConfig{
+					Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize,
+					Watchers: wf.watchers, Streams: wf.streams, WatchedKeys: wf.watchedKeys,
+				})
+			})
+		},
+	}
+	wf.register(cmd, 10, "")
+	return cmd
+}
+
+func newBenchMixedCmd(a *app, bf *benchFlags) *cobra.Command {
+	var (
+		keySpace  uint64
+		readRatio float64
+		rf        rangeFlags
+		wf        watchFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "mixed",
+		Short: "Read and write one key set by ratio, optionally watched; each op type reported",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
+				return bench.NewMixed(clis, bench.MixedConfig{
+					Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize, KeySpace: keySpace, ReadRatio: readRatio,
+					Width: rf.width, Limit: rf.limit, Consistency: rf.consistency, KeysOnly: rf.keysOnly, CountOnly: rf.countOnly,
+					Watchers: wf.watchers, Streams: wf.streams, WatchedKeys: wf.watchedKeys,
+				})
+			})
+		},
+	}
+	cmd.Flags().Uint64Var(&keySpace, "key-space-size", 1000, "keys filled first, then read and overwritten")
+	cmd.Flags().Float64Var(&readRatio, "read-ratio", 0.8, "fraction of requests that are ranges; the rest are puts")
+	rf.register(cmd)
+	wf.register(cmd, 0, " (0: no watch load)")
+	return cmd
+}
+
+func (bf *benchFlags) validate() error {
+	switch {
+	case bf.clients < 1:
+		return fmt.Errorf("--clients must be at least 1, got %d", bf.clients)
+	case bf.conns < 1:
+		return fmt.Errorf("--conns must be at least 1, got %d", bf.conns)
+	case bf.rate < 0:
+		return fmt.Errorf("--rate must not be negative, got %g", bf.rate)
+	case bf.duration < 0 || bf.warmup < 0:
+		return errors.New("--duration and --warmup must not be negative")
+	case bf.prefix == "":
+		return errors.New("--prefix must not be empty: bench deletes its prefix after the run")
+	}
+	return nil
+}
+
+// runBench is the body of every bench subcommand: connect, run the workload,
+// write the run file, print the summary, map the outcome to an exit code.
+func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clientv3.Client) (bench.Workload, error)) error {
+	if err := bf.validate(); err != nil {
+		return usageErr(err)
+	}
+	if err := checkWritableDir(a.resultsDir, a.runFile); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	t, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	clis, err := a.benchClients(t, bf.conns)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, c := range clis[1:] {
+			c.Close()
+		}
+	}()
+	w, err := workload(clis)
+	if err != nil {
+		return usageErr(err)
+	}
+	command := "bench " + cmd.Name()
+	run := a.newRun(cmd, command, t)
+	cfg := bench.Config{
+		Workers: bf.clients, Rate: bf.rate, Total: bf.total, Duration: bf.duration, Warmup: bf.warmup,
+		Prefix: bf.prefix, Force: bf.force, KV: t.Client,
+	}
+	if cfg.Total == 0 && cfg.Duration == 0 {
+		cfg.Duration = defaultBenchDuration
+	}
+	if a.stderrTTY && a.output != "json" {
+		bar := newBenchBar(a.stderr, cfg)
+		cfg.Progress = bar.update
+		defer bar.finish()
+	}
+
+	scraper := analyze.NewScraper(t.HTTP, t.MetricsURLs, scrapeEvery)
+	scraper.Before(ctx)
+	scraper.Start(ctx)
+	err = bench.Run(ctx, cfg, w, run)
+	// After the run, also after Ctrl-C: the "after" scrape brackets what was measured.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	run.Scrapes = scraper.After(sctx)
+	cancel()
+	if err != nil && len(run.Ops) == 0 {
+		return err // nothing was measured: the prefix was in use, the fill failed, ...
+	}
+	if err != nil && !run.Interrupted {
+		run.Error = err.Error()
+	}
+	path, werr := a.writeRun(run)
+	if perr := a.printBench(run, path); perr != nil {
+		return perr
+	}
+	switch {
+	case run.Interrupted:
+		return fmt.Errorf("interrupted: partial results written to %s, keys under %s deleted: %w", path, bf.prefix, context.Canceled)
+	case err != nil:
+		return err
+	case werr != nil:
+		return werr
+	case !run.Valid:
+		return withCode(ExitInvalid, fmt.Errorf("invalid run: %s", run.InvalidReason))
+	}
+	return nil
+}
+
+// checkWritableDir fails before any load is sent when the run file could not be written.
+func checkWritableDir(dir, runFile string) error {
+	if runFile != "" {
+		dir = filepath.Dir(runFile)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results dir: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return fmt.Errorf("results dir %s is not writable: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// benchClients returns conns clients: the target's own and conns-1 more with the
+// same settings, each with its own gRPC connection.
+func (a *app) benchClients(t *target, conns int) ([]*clientv3.Client, error) {
+	clis := []*clientv3.Client{t.Client}
+	if conns == 1 {
+		return clis, nil
+	}
+	tlsCfg, err := a.conn.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg := clientv3.Config{
+		Endpoints:            t.Info.Endpoints,
+		DialTimeout:          a.conn.dialTimeout,
+		DialKeepAliveTime:    a.conn.keepaliveTime,
+		DialKeepAliveTimeout: a.conn.keepaliveTimeout,
+		TLS:                  tlsCfg,
+		Username:             t.Client.Username,
+		Password:             t.Client.Password,
+		Logger:               zap.NewNop(),
+		DialOptions:          []grpc.DialOption{grpc.WithBlock()}, //nolint:staticcheck // as connect: fail fast
+		MaxCallSendMsgSize:   2 * 1024 * 1024,
+	}
+	for len(clis) < conns {
+		c, err := clientv3.New(cfg)
+		if err != nil {
+			for _, c := range clis[1:] {
+				c.Close()
+			}
+			return nil, fmt.Errorf("open connection %d of %d: %w", len(clis)+1, conns, err)
+		}
+		clis = append(clis, c)
+	}
+	return clis, nil
+}
+
+// benchBar is the progress bar on a terminal: measured requests of --total, or
+// seconds of --duration.
+type benchBar struct {
+	bar     *pb.ProgressBar
+	byCount bool
+}
+
+func newBenchBar(w io.Writer, cfg bench.Config) *benchBar {
+	b := &benchBar{byCount: cfg.Total > 0}
+	n := int64(cfg.Total)
+	if !b.byCount {
+		n = int64(cfg.Duration / time.Second)
+	}
+	b.bar = pb.New64(n).SetWriter(w).Start()
+	return b
+}
+
+func (b *benchBar) update(p bench.Progress) {
+	if b.byCount {
+		b.bar.SetCurrent(p.Requests)
+	} else {
+		b.bar.SetCurrent(int64(p.Measured / time.Second))
+	}
+}
+
+func (b *benchBar) finish() { b.bar.Finish() }
+
+// benchJSON is the -w json object of bench, as DESIGN.md's output contract has it.
+type benchJSON struct {
+	Version       int           `json:"version"`
+	Command       string        `json:"command"`
+	Target        benchTarget   `json:"target"`
+	Valid         bool          `json:"valid"`
+	InvalidReason string        `json:"invalid_reason"`
+	DurationS     float64       `json:"duration_s"`
+	RunFile       string        `json:"run_file"`
+	Ops           []benchOpJSON `json:"ops"`
+	Client        benchClient   `json:"client"`
+}
+
+type benchTarget struct {
+	Endpoints     []string `json:"endpoints"`
+	Embedded      bool     `json:"embedded"`
+	ServerVersion string   `json:"server_version"`
+}
+
+// benchOpJSON is one op; the watch op adds its event counts (pointers, so a watch
+// op shows "missed_events": 0 while other ops show no such key).
+type benchOpJSON struct {
+	Op            string          `json:"op"`
+	Requests      int64           `json:"requests"`
+	Errors        int64           `json:"errors"`
+	ThroughputRPS float64         `json:"throughput_rps"`
+	TargetRPS     float64         `json:"target_rps"`
+	LateStarts    int64           `json:"late_starts"`
+	Latency       results.Summary `json:"latency_ms"`
+	Service       results.Summary `json:"service_ms"`
+	Events        *int64          `json:"events,omitempty"`
+	Watchers      *int            `json:"watchers,omitempty"`
+	MissedEvents  *int64          `json:"missed_events,omitempty"`
+}
+
+type benchClient struct {
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	MaxRSSBytes int64   `json:"max_rss_bytes"`
+}
+
+func newBenchJSON(run *results.Run, runFile string) benchJSON {
+	out := benchJSON{
+		Version: results.Version, Command: run.Command,
+		Target: benchTarget{Endpoints: run.Target.Endpoints, Embedded: run.Target.Embedded, ServerVersion: run.Target.ServerVersion},
+		Valid:  run.Valid, InvalidReason: run.InvalidReason, DurationS: run.DurationS, RunFile: runFile,
+		Ops:    []benchOpJSON{},
+		Client: benchClient{CPUSeconds: run.Client.CPUSeconds, MaxRSSBytes: run.Client.MaxRSSBytes},
+	}
+	for _, op := range run.Ops {
+		o := benchOpJSON{
+			Op: op.Op, Requests: op.Requests, Errors: op.Errors, ThroughputRPS: op.ThroughputRPS,
+			TargetRPS: op.TargetRPS, LateStarts: op.LateStarts, Latency: op.Latency, Service: op.Service,
+		}
+		if op.Op == "watch" {
+			o.Events, o.Watchers, o.MissedEvents = &op.Events, &op.Watchers, &op.MissedEvents
+		}
+		out.Ops = append(out.Ops, o)
+	}
+	return out
+}
+
+func (a *app) printBench(run *results.Run, runFile string) error {
+	switch a.output {
+	case "json":
+		return a.printJSON(newBenchJSON(run, runFile))
+	case "table":
+		tw := a.table()
+		fmt.Fprintln(tw, "OP\tTIME\tREQUESTS\tERRORS\tREQ/S\tTARGET\tLATE\tMEAN\tP50\tP90\tP99\tP99.9\tMAX")
+		for _, op := range run.Ops {
+			for _, row := range []struct {
+				name string
+				s    results.Summary
+			}{{"response", op.Latency}, {"service", op.Service}} {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", op.Op, row.name,
+					op.Requests, op.Errors, op.ThroughputRPS, op.TargetRPS, op.LateStarts,
+					fmtMs(row.s.Mean), fmtMs(row.s.P50), fmtMs(row.s.P90), fmtMs(row.s.P99), fmtMs(row.s.P999), fmtMs(row.s.Max))
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	default:
+		a.benchSimple(run)
+	}
+	if a.output != "json" {
+		a.benchFooter(run, runFile)
+	}
+	return nil
+}
+
+func (a *app) benchSimple(run *results.Run) {
+	w := a.stdout
+	fmt.Fprintf(w, "%s: %.2fs measured", run.Command, run.DurationS)
+	if run.WarmupS > 0 {
+		fmt.Fprintf(w, " after %gs warm-up", run.WarmupS)
+	}
+	if run.Interrupted {
+		fmt.Fprint(w, " (interrupted: partial results)")
+	}
+	fmt.Fprintln(w)
+	for _, op := range run.Ops {
+		fmt.Fprintf(w, "%-6s %d requests, %d errors, %.1f req/s", op.Op, op.Requests, op.Errors, op.ThroughputRPS)
+		if op.TargetRPS > 0 {
+			fmt.Fprintf(w, " of %g target, %d late starts", op.TargetRPS, op.LateStarts)
+		}
+		fmt.Fprintln(w)
+		for _, c := range sortedKeys(op.ErrorsByCode) {
+			fmt.Fprintf(w, "       error %s: %d\n", c, op.ErrorsByCode[c])
+		}
+		line := func(name string, s results.Summary) {
+			fmt.Fprintf(w, "       %-8s mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", name,
+				fmtMs(s.Mean), fmtMs(s.P50), fmtMs(s.P90), fmtMs(s.P99), fmtMs(s.P999), fmtMs(s.Max))
+		}
+		line("response", op.Latency)
+		line("service", op.Service)
+		if op.Op == "watch" {
+			fmt.Fprintf(w, "       %d events to %d watchers, %d missed, %d out of order", op.Events, op.Watchers, op.MissedEvents, op.OutOfOrder)
+			if op.CreateMs != nil {
+				fmt.Fprintf(w, "; watch creation p99 %s", fmtMs(op.CreateMs.P99))
+			}
+			fmt.Fprintln(w)
+		}
+		if op.KeysReceived > 0 {
+			fmt.Fprintf(w, "       %d keys, %.1f MiB received\n", op.KeysReceived, float64(op.BytesReceived)/(1<<20))
+		}
+	}
+}
+
+func (a *app) benchFooter(run *results.Run, runFile string) {
+	w := a.stdout
+	c := run.Client
+	fmt.Fprintf(w, "client: %.2f CPU-seconds on %d cores, max RSS %.0f MiB", c.CPUSeconds, c.Cores, float64(c.MaxRSSBytes)/(1<<20))
+	if c.PacingLagP99Ms > 0 {
+		fmt.Fprintf(w, ", pacing lag p99 %s", fmtMs(c.PacingLagP99Ms))
+	}
+	if run.Target.Embedded && len(run.Target.Members) == 1 {
+		fmt.Fprint(w, " (the embedded etcd runs in this process: its CPU is included)")
+	}
+	fmt.Fprintln(w)
+	if run.Valid {
+		fmt.Fprintln(w, "valid")
+	} else {
+		fmt.Fprintf(w, "INVALID: %s\n", run.InvalidReason)
+	}
+	if runFile != "" {
+		fmt.Fprintf(w, "run file: %s\n", runFile)
+	}
+}

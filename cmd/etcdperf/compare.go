@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+func newCompareCmd(a *app) *cobra.Command {
+	var threshold string
+	var alpha float64
+	cmd := &cobra.Command{
+		Use:   "compare A B",
+		Short: "Compare run B against baseline run A, op by op, and flag regressions beyond the noise",
+		Long: `compare reads two run files of the same command and ops and shows, for each op,
+the change from A to B of the p50, p90, p99 and p99.9 of response time and of
+throughput, over the whole measured window.
+
+` + results.CompareNoiseMethod + `
+
+Exit 0 no regression, 1 at least one regression (worse than --threshold and beyond
+the noise), 2 could not compare (unreadable run file, different commands or ops).`,
+		Example: `  etcdperf compare baseline.json candidate.json
+  etcdperf compare baseline.json candidate.json --threshold 5% -w json`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			pct, err := parsePercent(threshold)
+			if err != nil {
+				return usageErr(fmt.Errorf("--threshold: %w", err))
+			}
+			if alpha <= 0 || alpha >= 1 {
+				return usageErr(fmt.Errorf("--alpha %g: must be between 0 and 1", alpha))
+			}
+			ra, err := results.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			rb, err := results.ReadFile(args[1])
+			if err != nil {
+				return err
+			}
+			c, err := results.Compare(ra, rb, results.CompareOptions{ThresholdPct: pct, Alpha: alpha})
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				err = a.printJSON(c)
+			} else {
+				err = c.WriteText(a.stdout)
+			}
+			if err != nil {
+				return err
+			}
+			if c.Regressions > 0 {
+				return withCode(ExitFail, nil)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&threshold, "threshold", "10%", "smallest change, in percent of A, that can count as a regression")
+	f.Float64Var(&alpha, "alpha", 0.01, "significance level of the noise test")
+	return cmd
+}
+
+// parsePercent reads "10%" or "10" as 10 percent.
+func parsePercent(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a percentage like 10%%", s)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%q: must not be negative", s)
+	}
+	return v, nil
+}

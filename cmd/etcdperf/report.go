@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+func newReportCmd(a *app) *cobra.Command {
+	var format, plotsDir, analysis string
+	cmd := &cobra.Command{
+		Use:   "report RUNFILE",
+		Short: "Render a run file as text, Markdown, HTML or JSON, with latency and disk plots",
+		Long: `report renders a run file: the command, target, validity, per-op requests, errors,
+throughput, response and service time percentiles, the disk probe, and, when an
+analysis is given, the verdict, findings, latency budget and hardware grade.
+
+Formats: text (default), markdown, html (one self-contained file: CSS inline, plots
+embedded, opens offline), json (the report object). -w json implies --format json.
+
+--plots DIR writes PNG and SVG plots: spectrum (latency by percentile, response and
+service time of every op), timeline (per-second p50/p99/max and throughput, with the
+members' WAL fsync and backend commit p99 per scrape interval on the same time
+axis), disk (the probe's fdatasync by percentile against the 10 ms guideline) and
+curve (plan's latency versus throughput, knee marked).
+
+Exit 0 rendered, 2 could not read the run file or write the plots.`,
+		Example: `  etcdperf report results/bench-put-20260102T030405Z.json
+  etcdperf report run.json --format html > report.html
+  etcdperf analyze run.json -w json > analysis.json && etcdperf report run.json --analysis analysis.json --plots plots/`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("format") && a.output == "json" {
+				format = "json"
+			}
+			if !slices.Contains(results.ReportFormats, format) {
+				return usageErr(fmt.Errorf("--format %q: must be one of %s", format, strings.Join(results.ReportFormats, ", ")))
+			}
+			run, err := results.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			var diag *results.Diagnosis
+			if analysis != "" {
+				if diag, err = readDiagnosis(analysis); err != nil {
+					return err
+				}
+			}
+			r, err := results.NewReport(run, diag)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			if plotsDir != "" {
+				if err := r.WritePlots(plotsDir); err != nil {
+					return err
+				}
+			}
+			return r.Write(a.stdout, format)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&format, "format", "text", "output format: "+strings.Join(results.ReportFormats, ", "))
+	f.StringVar(&plotsDir, "plots", "", "folder to write PNG and SVG plots into (created if needed)")
+	f.StringVar(&analysis, "analysis", "", "JSON output of analyze, check, qualify or plan (-w json) to show its verdict, findings, budget and grade")
+	return cmd
+}
+
+// readDiagnosis reads the -w json output of an analyzing command.
+func readDiagnosis(path string) (*results.Diagnosis, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read analysis: %w", err)
+	}
+	var d results.Diagnosis
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("read analysis %s: not the JSON of analyze -w json: %w", path, err)
+	}
+	return &d, nil
+}

@@ -1,0 +1,332 @@
+package inspect
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/storage"
+)
+
+// Thresholds, each with its source. The ones marked "heuristic" are etcdperf's own
+// judgement where no published number exists; the source string says so.
+const (
+	// rangeWarnKeys: 20 pages of the 500-item pages Kubernetes lists in (client-go pager).
+	rangeWarnKeys  = 10_000
+	rangeWarnBytes = 64 << 20
+	// rangeFailBytes: the largest gRPC message etcd sends (v3rpc maxSendBytes =
+	// math.MaxInt32); an unpaginated list of more cannot succeed at all.
+	rangeFailBytes = math.MaxInt32
+	// The mixin's etcdDatabaseHighFragmentationRatio: in-use/total < 0.5 with > 100 MiB in use.
+	fragRatio    = 0.5
+	fragMinInUse = 100 << 20
+	// quotaWarn/quotaFail: the mixin's etcdBackendQuotaLowSpace (80%) and etcd-diagnosis (95%).
+	quotaWarn = 0.80
+	quotaFail = 0.95
+	// historyWarnBytes: compaction would free at least this much and half of in-use
+	// (heuristic, on the mixin's 100 MiB floor).
+	historyWarnBytes = 100 << 20
+	// raftLogWarnBytes: the raft log kept in memory should stay under 1/8 of the
+	// 8 GB the hardware guide calls typical memory (heuristic).
+	raftLogWarnBytes = 1 << 30
+	// growthWarnDays/growthFailDays: time left before the quota (heuristic).
+	growthWarnDays = 30
+	growthFailDays = 7
+)
+
+const (
+	srcRequestLimit = "etcd --max-request-bytes (default 1.5 MiB); https://etcd.io/docs/v3.6/dev-guide/limit/"
+	srcRange        = "heuristic: 20 Kubernetes list pages of 500 (client-go tools/pager) or 64 MiB; 2 GiB = etcd's gRPC max send size (v3rpc maxSendBytes)"
+	srcFrag         = "etcd mixin etcdDatabaseHighFragmentationRatio"
+	srcQuota        = "etcd mixin etcdBackendQuotaLowSpace (80%); etcd-diagnosis (95%)"
+	srcMaxDB        = "etcd storage.MaxQuotaBytes: 8 GiB suggested maximum (https://etcd.io/docs/v3.6/dev-guide/limit/)"
+	srcHistory      = "heuristic: ≥ 100 MiB (mixin fragmentation floor) and ≥ 50% of in-use; https://etcd.io/docs/v3.6/op-guide/maintenance/#history-compaction-v3-api-key-value-database"
+	srcTuning       = "https://etcd.io/docs/v3.6/tuning/#time-parameters"
+	srcSnapshot     = "heuristic: 1/8 of the 8 GB typical memory (https://etcd.io/docs/v3.6/op-guide/hardware/); https://etcd.io/docs/v3.6/tuning/#snapshots"
+	srcGrowth       = "heuristic: a week (fail) or a month (warn) to react"
+)
+
+func findings(r *Report, o Options) []Finding {
+	fs := []Finding{valueSizeFinding(r, o), rangeSizeFinding(r), historyFinding(r), fragmentationFinding(r),
+		quotaFinding(r), recoveryFinding(r)}
+	if r.Growth != nil {
+		fs = append(fs, growthFinding(r))
+	}
+	fs = append(fs, timingFinding(r), raftLogFinding(r))
+	if f, ok := versionFinding(r.ServerVersion); ok {
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+func valueSizeFinding(r *Report, o Options) Finding {
+	near, limit := o.nearLimit(), o.MaxRequestBytes
+	f := Finding{Class: ClassValueSize, Severity: OK}
+	var largest int64
+	if len(r.Largest) > 0 {
+		largest = r.Largest[0].size()
+	}
+	ev := Evidence{Signal: "largest key+value", Observed: fmtBytes(largest), Threshold: "< " + fmtBytes(near) + " (2/3 of the " + fmtBytes(limit) + " request limit)",
+		Source: srcRequestLimit, Severity: OK}
+	if len(r.Largest) > 0 {
+		ev.Observed += " (" + r.Largest[0].Key + ")"
+	}
+	switch {
+	case largest >= limit:
+		ev.Severity = Fail
+	case largest >= near:
+		ev.Severity = Warn
+	}
+	f.Severity = ev.Severity
+	f.Evidence = append(f.Evidence, ev,
+		Evidence{Signal: "keys near the request limit", Observed: fmt.Sprint(len(r.NearLimit)), Threshold: "0", Source: srcRequestLimit, Severity: ev.Severity},
+		Evidence{Signal: "value size p99", Observed: fmtBytes(r.ValueSize.P99), Threshold: "informational", Source: "HdrHistogram of value sizes", Severity: OK})
+	switch f.Severity {
+	case OK:
+		f.Summary = fmt.Sprintf("values are small enough: largest key+value %s, p99 value %s", fmtBytes(largest), fmtBytes(r.ValueSize.P99))
+	default:
+		f.Summary = fmt.Sprintf("%d key(s) near or over the %s request limit; largest key+value %s", len(r.NearLimit), fmtBytes(limit), fmtBytes(largest))
+		f.Advice = "large values are written to the WAL and sent to every follower, and kept in the raft log in memory: split them, " +
+			"compress them, or store them elsewhere and keep a reference in etcd; an update that grows past the limit will be rejected"
+	}
+	if !r.Values.Exact {
+		f.Summary += " (among sampled values)"
+	}
+	return f
+}
+
+func rangeSizeFinding(r *Report) Finding {
+	f := Finding{Class: ClassRangeSize, Severity: OK}
+	offending := 0
+	for _, p := range r.Prefixes {
+		bytes := p.KeyBytes + p.ValueBytes
+		sev := OK
+		switch {
+		case bytes >= rangeFailBytes:
+			sev = Fail
+		case p.Keys >= rangeWarnKeys || bytes >= rangeWarnBytes:
+			sev = Warn
+		}
+		if sev == OK {
+			continue
+		}
+		offending++
+		if sev == Fail || f.Severity == OK {
+			f.Severity = sev
+		}
+		if len(f.Evidence) < 5 {
+			f.Evidence = append(f.Evidence, Evidence{Signal: "unpaginated list of " + quoteKey(p.Prefix),
+				Observed: fmt.Sprintf("%d keys, %s", p.Keys, fmtBytes(bytes)), Threshold: fmt.Sprintf("< %d keys and < %s (fail ≥ %s)", rangeWarnKeys, fmtBytes(rangeWarnBytes), fmtBytes(rangeFailBytes)),
+				Source: srcRange, Severity: sev})
+		}
+	}
+	if f.Severity == OK {
+		f.Summary = fmt.Sprintf("no prefix (depth %d) is too large to list in one range", r.Depth)
+		if len(r.Prefixes) > 0 {
+			p := r.Prefixes[0]
+			f.Evidence = append(f.Evidence, Evidence{Signal: "largest prefix " + quoteKey(p.Prefix), Observed: fmt.Sprintf("%d keys, %s", p.Keys, fmtBytes(p.KeyBytes+p.ValueBytes)),
+				Threshold: fmt.Sprintf("< %d keys and < %s", rangeWarnKeys, fmtBytes(rangeWarnBytes)), Source: srcRange, Severity: OK})
+		}
+		return f
+	}
+	f.Summary = fmt.Sprintf("%d prefix(es) return a very large response when listed whole", offending)
+	f.Advice = "list these prefixes with a limit and continue from the last key (pagination), or keys-only/count-only when values are not needed; " +
+		"one unpaginated range of this size holds the whole response in the member's memory and delays other requests"
+	return f
+}
+
+func historyFinding(r *Report) Finding {
+	h := r.History
+	f := Finding{Class: ClassHealth, Severity: OK}
+	ev := Evidence{Signal: "compaction would free", Observed: fmtBytes(h.CompactionFreesBytes),
+		Threshold: fmt.Sprintf("< %s or < 50%% of in-use", fmtBytes(historyWarnBytes)), Source: srcHistory, Severity: OK}
+	if h.CompactionFreesBytes >= historyWarnBytes && r.DB.InUseBytes > 0 && float64(h.CompactionFreesBytes) >= 0.5*float64(r.DB.InUseBytes) {
+		ev.Severity = Warn
+	}
+	if !h.Exact || r.Source == "live" {
+		ev.Observed = "≈ " + ev.Observed
+	}
+	f.Severity = ev.Severity
+	f.Evidence = []Evidence{ev,
+		{Signal: "revisions since compaction", Observed: fmt.Sprintf("%d (compacted at %d, now %d)", h.RevisionsSinceCompaction, h.CompactRevision, h.CurrentRevision),
+			Threshold: "informational", Source: h.Basis, Severity: OK},
+		{Signal: "old revisions of live keys", Observed: fmt.Sprintf("%d in %d keys, deepest %d (%s)", h.OldRevisions, h.KeysWithHistory, h.MaxDepth, quoteKey(h.MaxDepthKey)),
+			Threshold: "informational", Source: h.Basis, Severity: OK}}
+	f.Summary = fmt.Sprintf("history since the last compaction: %d old revisions, %d deleted keys; compacting now would free %s", h.OldRevisions, h.DeletedKeys, ev.Observed)
+	if f.Severity == Warn {
+		f.Advice = "compact (etcdctl compact <revision>) or set --auto-compaction-retention, then defragment one member at a time to return the space to the disk"
+	}
+	return f
+}
+
+func fragmentationFinding(r *Report) Finding {
+	db := r.DB
+	f := Finding{Class: ClassHealth, Severity: OK}
+	ev := Evidence{Signal: "db in-use / size", Observed: fmt.Sprintf("%.2f (%s of %s)", db.InUseRatio, fmtBytes(db.InUseBytes), fmtBytes(db.SizeBytes)),
+		Threshold: fmt.Sprintf("≥ %.1f when in-use > %s", fragRatio, fmtBytes(fragMinInUse)), Source: srcFrag, Severity: OK}
+	if db.InUseRatio < fragRatio && db.InUseBytes > fragMinInUse {
+		ev.Severity = Warn
+	}
+	f.Severity, f.Evidence = ev.Severity, []Evidence{ev}
+	f.Summary = fmt.Sprintf("db %s, %s in use (%.0f%% free space inside the file)", fmtBytes(db.SizeBytes), fmtBytes(db.InUseBytes), 100*(1-db.InUseRatio))
+	if f.Severity == Warn {
+		f.Advice = "defragment (etcdctl defrag --endpoints=<one member>), one member at a time: it blocks that member while it runs; the quota counts the file size, not the in-use part"
+	}
+	return f
+}
+
+func quotaFinding(r *Report) Finding {
+	db := r.DB
+	f := Finding{Class: ClassHealth, Severity: OK}
+	ev := Evidence{Signal: "db size / quota", Observed: fmt.Sprintf("%.1f%% (%s of %s, quota from %s)", 100*db.QuotaUsed, fmtBytes(db.SizeBytes), fmtBytes(db.QuotaBytes), db.QuotaSource),
+		Threshold: fmt.Sprintf("< %.0f%% (fail ≥ %.0f%%)", 100*quotaWarn, 100*quotaFail), Source: srcQuota, Severity: OK}
+	switch {
+	case db.QuotaUsed >= quotaFail:
+		ev.Severity = Fail
+	case db.QuotaUsed >= quotaWarn:
+		ev.Severity = Warn
+	}
+	f.Severity, f.Evidence = ev.Severity, []Evidence{ev}
+	if db.QuotaBytes > storage.MaxQuotaBytes {
+		f.Evidence = append(f.Evidence, Evidence{Signal: "quota", Observed: fmtBytes(db.QuotaBytes), Threshold: "≤ " + fmtBytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: Warn})
+		if f.Severity == OK {
+			f.Severity = Warn
+		}
+	}
+	f.Summary = fmt.Sprintf("db uses %.1f%% of its %s quota", 100*db.QuotaUsed, fmtBytes(db.QuotaBytes))
+	if f.Severity != OK {
+		f.Advice = "at the quota etcd raises a NOSPACE alarm and refuses writes: compact, defragment, delete unneeded keys, or raise --quota-backend-bytes (keep it ≤ 8 GiB)"
+	}
+	return f
+}
+
+func recoveryFinding(r *Report) Finding {
+	rc := r.Recovery
+	f := Finding{Class: ClassHealth, Severity: OK}
+	ev := Evidence{Signal: "db size (snapshot a new member receives)", Observed: fmt.Sprintf("%s ≈ %s at %.0f MB/s", fmtBytes(r.DB.SizeBytes), fmtSeconds(rc.Seconds), min(rc.DiskMBps, rc.NetMBps)),
+		Threshold: "≤ " + fmtBytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: OK}
+	if r.DB.SizeBytes > storage.MaxQuotaBytes {
+		ev.Severity = Warn
+	}
+	f.Severity, f.Evidence = ev.Severity, []Evidence{ev}
+	f.Summary = fmt.Sprintf("a new member or learner needs ≈ %s to receive and write the %s snapshot", fmtSeconds(rc.Seconds), fmtBytes(r.DB.SizeBytes))
+	if f.Severity == Warn {
+		f.Advice = "recovery time grows with the data: keep the db under 8 GiB (compact, defragment, move bulk data elsewhere)"
+	}
+	return f
+}
+
+func growthFinding(r *Report) Finding {
+	g := r.Growth
+	f := Finding{Class: ClassHealth, Severity: OK}
+	obs := fmt.Sprintf("%s/day since %s", fmtBytes(int64(g.BytesPerDay)), g.PreviousAt.Format(time.RFC3339))
+	ev := Evidence{Signal: "days until the quota", Observed: "not growing (" + obs + ")", Threshold: fmt.Sprintf("> %d days (fail ≤ %d)", growthWarnDays, growthFailDays), Source: srcGrowth, Severity: OK}
+	if g.DaysToQuota != nil {
+		ev.Observed = fmt.Sprintf("%.1f days (%s)", *g.DaysToQuota, obs)
+		switch {
+		case *g.DaysToQuota <= growthFailDays:
+			ev.Severity = Fail
+		case *g.DaysToQuota <= growthWarnDays:
+			ev.Severity = Warn
+		}
+	}
+	f.Severity, f.Evidence = ev.Severity, []Evidence{ev}
+	f.Summary = "db growth: " + ev.Observed
+	if f.Severity != OK {
+		f.Advice = "find the prefix that grows (compare the prefixes of both inspections), compact more often, or raise the quota before the NOSPACE alarm"
+	}
+	return f
+}
+
+// timingFinding compares heartbeat and election timeout with the peer round trip
+// and the WAL fsync, as the tuning guide asks: heartbeat about 0.5–1.5× RTT, election
+// timeout at least 10× RTT; slow disks delay heartbeats too.
+func timingFinding(r *Report) Finding {
+	t := r.Tuning
+	f := Finding{Class: ClassNetwork, Severity: OK}
+	if t.PeerRTTP99Ms == nil {
+		f.Severity = Unknown
+		f.Summary = "peer round trip unknown (one member, or no /metrics): heartbeat and election timeout not graded"
+		f.Evidence = []Evidence{{Signal: "etcd_network_peer_round_trip_time_seconds p99", Observed: "absent", Threshold: "election timeout ≥ 10× RTT", Source: srcTuning, Severity: Unknown}}
+	} else {
+		rtt := *t.PeerRTTP99Ms
+		ev := Evidence{Signal: "election timeout / peer RTT p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.ElectionMs, rtt), Threshold: "≥ 10× RTT", Source: srcTuning, Severity: OK}
+		if t.ElectionMs < 10*rtt {
+			ev.Severity = Fail
+		}
+		hb := Evidence{Signal: "heartbeat / peer RTT p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.HeartbeatMs, rtt), Threshold: "≥ 0.5× RTT", Source: srcTuning, Severity: OK}
+		if t.HeartbeatMs < 0.5*rtt {
+			hb.Severity = Warn
+		}
+		f.Evidence = []Evidence{ev, hb}
+		f.Severity = worst(ev.Severity, hb.Severity)
+		f.Summary = fmt.Sprintf("heartbeat %.0f ms and election timeout %.0f ms against a peer RTT p99 of %.2f ms", t.HeartbeatMs, t.ElectionMs, rtt)
+	}
+	if t.WALFsyncP99Ms != nil {
+		ev := Evidence{Signal: "election timeout / WAL fsync p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.ElectionMs, *t.WALFsyncP99Ms), Threshold: "≥ 10× WAL fsync p99", Source: srcTuning, Severity: OK}
+		if t.ElectionMs < 10**t.WALFsyncP99Ms {
+			ev.Severity = Warn
+		}
+		f.Evidence = append(f.Evidence, ev)
+		if f.Severity != Unknown {
+			f.Severity = worst(f.Severity, ev.Severity)
+		}
+	}
+	if f.Severity == Warn || f.Severity == Fail {
+		f.Advice = "set --heartbeat-interval near the peer round trip (0.5–1.5×) and --election-timeout to at least 10× the round trip and well above the WAL fsync p99, the same on every member"
+	}
+	return f
+}
+
+func raftLogFinding(r *Report) Finding {
+	t := r.Tuning
+	ev := Evidence{Signal: "raft log in memory (snapshot-count × average key+value)", Observed: fmt.Sprintf("≈ %s (%d × %s)", fmtBytes(t.RaftLogBytes), t.SnapshotCount, fmtBytes(avgEntry(r))),
+		Threshold: "< " + fmtBytes(raftLogWarnBytes), Source: srcSnapshot, Severity: OK}
+	if t.RaftLogBytes >= raftLogWarnBytes {
+		ev.Severity = Warn
+	}
+	f := Finding{Class: ClassMemory, Severity: ev.Severity, Evidence: []Evidence{ev},
+		Summary: fmt.Sprintf("with --snapshot-count %d the raft log may hold ≈ %s in memory", t.SnapshotCount, fmtBytes(t.RaftLogBytes))}
+	if f.Severity == Warn {
+		f.Advice = "lower --snapshot-count, or shrink the values: the in-memory raft log scales with both"
+	}
+	return f
+}
+
+func avgEntry(r *Report) int64 {
+	if r.Total.Keys == 0 {
+		return 0
+	}
+	return (r.Total.KeyBytes + r.Total.ValueBytes) / r.Total.Keys
+}
+
+func worst(a, b Severity) Severity {
+	rank := map[Severity]int{Unknown: 0, OK: 1, Warn: 2, Fail: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// quoteKey shows a key or prefix readably, whatever bytes it holds.
+func quoteKey(k string) string { return fmt.Sprintf("%q", k) }
+
+// fmtBytes renders a byte count with a binary unit.
+func fmtBytes(n int64) string {
+	const unit = 1024
+	if n < unit && n > -unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, units := float64(n), []string{"KiB", "MiB", "GiB", "TiB", "PiB"}
+	i := -1
+	for math.Abs(v) >= unit && i < len(units)-1 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}
+
+// fmtSeconds renders a duration estimate.
+func fmtSeconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String()
+}

@@ -1,0 +1,224 @@
+package profiles
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+
+	"github.com/etcdperf/etcdperf/bench"
+)
+
+// valueBuckets is how many value sizes a values range is spread over (see Build).
+const valueBuckets = 4
+
+// stampBytes is the head of a watched value that carries its send time (bench's
+// watch latency): values under a watch must hold it.
+const stampBytes = 8
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+// validate checks the values of a decoded profile, each error at its field's line.
+func (c *checker) validate(p *Profile) {
+	switch {
+	case p.Name == "":
+		c.add("name", "required")
+	case !nameRE.MatchString(p.Name):
+		c.add("name", "%q: use lower-case letters, digits and dashes", p.Name)
+	}
+	if p.Version < 1 {
+		c.add("version", "must be at least 1, got %d", p.Version)
+	}
+	if p.Description == "" {
+		c.add("description", "required: say what traffic the profile stands for")
+	}
+	if p.Rate <= 0 || p.Rate > maxRate || math.IsNaN(p.Rate) {
+		c.add("rate", "must be between 1 and %d requests/s, got %g", maxRate, p.Rate)
+	}
+	if p.Clients < 1 || p.Clients > maxClients {
+		c.add("clients", "must be between 1 and %d, got %d", maxClients, p.Clients)
+	}
+	if p.Connections < 0 || p.Connections > max(p.Clients, 1) {
+		c.add("connections", "must be between 1 and the %d clients, got %d", p.Clients, p.Connections)
+	}
+	if p.Duration <= 0 {
+		c.add("duration", "must be positive, got %s", p.Duration)
+	}
+	if p.Warmup < 0 {
+		c.add("warmup", "must not be negative, got %s", p.Warmup)
+	}
+	if p.SLO.P99 < 0 {
+		c.add("slo.p99", "must not be negative, got %s", p.SLO.P99)
+	}
+	c.validateData(p)
+	c.validateOps(p)
+}
+
+func (c *checker) validateData(p *Profile) {
+	k, v := p.Keys, p.Values
+	switch {
+	case k.Size < 1 || k.Size > 64<<10:
+		c.add("keys.size", "must be between 1 byte and 64KiB, got %d", k.Size)
+	case k.Space < 1:
+		c.add("keys.space", "must be at least 1")
+	case len(strconv.FormatUint(k.Space, 10)) > int(k.Size):
+		c.add("keys.space", "%d keys need %d-byte keys, keys.size is %d", k.Space, len(strconv.FormatUint(k.Space, 10)), k.Size)
+	}
+	switch {
+	case v.Size > 0 && (v.Min > 0 || v.Max > 0):
+		c.add("values", "give either size or min and max, not both")
+	case v.Size == 0 && v.Min == 0 && v.Max == 0:
+		c.add("values", "give size, or min and max")
+	case v.Size == 0 && (v.Min < 1 || v.Max < v.Min):
+		c.add("values.max", "want 1 ≤ min ≤ max, got min %d and max %d", v.Min, v.Max)
+	case v.largest() > maxValue:
+		c.add(v.field(), "%s is over 1MiB, too close to etcd's 1.5 MiB request limit (--max-request-bytes)", v.largest())
+	case int(k.Size)+int(v.largest())+512 > bench.MaxRequestBytes:
+		c.add(v.field(), "a %d-byte key and a %s value exceed etcd's request limit", k.Size, v.largest())
+	case v.Size == 0 && k.Space < valueBuckets:
+		c.add("keys.space", "a values range is spread over %d sizes, each on its share of the keys: want at least %d keys", valueBuckets, valueBuckets)
+	}
+}
+
+func (v Values) largest() Size { return max(v.Size, v.Max) }
+
+func (v Values) smallest() Size {
+	if v.Size > 0 {
+		return v.Size
+	}
+	return v.Min
+}
+
+func (v Values) mean() Size {
+	if v.Size > 0 {
+		return v.Size
+	}
+	return (v.Min + v.Max) / 2
+}
+
+func (v Values) field() string {
+	if v.Size > 0 {
+		return "values.size"
+	}
+	return "values.max"
+}
+
+// keysPerBucket is the key space each value size gets.
+func (p *Profile) keysPerBucket() uint64 {
+	if p.Values.Size > 0 {
+		return p.Keys.Space
+	}
+	return p.Keys.Space / valueBuckets
+}
+
+func (c *checker) validateOps(p *Profile) {
+	if len(p.Ops) == 0 {
+		c.add("ops", "list at least one op (put, range, watch, lease)")
+		return
+	}
+	seen := map[string]bool{}
+	var sum float64
+	var paced int
+	for i, op := range p.Ops {
+		at := func(f string) string { return fmt.Sprintf("ops[%d].%s", i, f) }
+		switch op.Op {
+		case OpPut, OpRange, OpLease, OpWatch:
+		case "":
+			c.add(fmt.Sprintf("ops[%d]", i), "op is required: put, range, watch or lease")
+			continue
+		default:
+			c.add(at("op"), "unknown op %q: want put, range, watch or lease", op.Op)
+			continue
+		}
+		if seen[op.Op] {
+			c.add(at("op"), "%s is listed twice; give each op once", op.Op)
+		}
+		seen[op.Op] = true
+		if op.Op == OpWatch {
+			if op.Ratio != 0 {
+				c.add(at("ratio"), "a watch has no ratio: its events follow the puts")
+			}
+		} else {
+			paced++
+			sum += op.Ratio
+			if op.Ratio <= 0 || op.Ratio > 1 || math.IsNaN(op.Ratio) {
+				c.add(at("ratio"), "must be in (0, 1], got %g", op.Ratio)
+			}
+		}
+		c.notFor(op, i)
+		switch op.Op {
+		case OpRange:
+			if op.Width < 1 || op.Width > p.keysPerBucket() {
+				c.add(at("width"), "must be between 1 and the %d keys of one value size, got %d", p.keysPerBucket(), op.Width)
+			}
+			if op.Limit < 0 {
+				c.add(at("limit"), "must not be negative, got %d", op.Limit)
+			}
+			if op.Consistency != "" && op.Consistency != "l" && op.Consistency != "s" {
+				c.add(at("consistency"), "want l (linearizable) or s (serializable), got %q", op.Consistency)
+			}
+			if op.KeysOnly && op.CountOnly {
+				c.add(at("count_only"), "keys_only and count_only exclude each other")
+			}
+		case OpWatch:
+			if op.Watchers < 1 || op.Watchers > 100_000 {
+				c.add(at("watchers"), "must be between 1 and 100000, got %d", op.Watchers)
+			}
+			if op.Streams < 0 || op.Streams > op.Watchers {
+				c.add(at("streams"), "must be between 1 and the %d watchers, got %d", op.Watchers, op.Streams)
+			}
+			if op.WatchedKeys > p.keysPerBucket() {
+				c.add(at("watched_keys"), "must be at most the %d keys of one value size, got %d", p.keysPerBucket(), op.WatchedKeys)
+			}
+			if p.Values.smallest() < stampBytes {
+				c.add(at("op"), "watched values carry their send time: values must be at least %d bytes", stampBytes)
+			}
+		case OpLease:
+			if op.Leases < 1 || op.Leases > 100_000 {
+				c.add(at("leases"), "must be between 1 and 100000, got %d", op.Leases)
+			}
+			if op.TTL != 0 && Duration(minTTL) > op.TTL {
+				c.add(at("ttl"), "must be at least %s, got %s", minTTL, op.TTL)
+			}
+		}
+	}
+	if paced == 0 {
+		c.add("ops", "a profile needs a paced op (put, range or lease); a watch alone sends nothing")
+	} else if math.Abs(sum-1) > 1e-6 {
+		c.add("ops", "the ratios of put, range and lease must sum to 1, got %g", sum)
+	}
+	if seen[OpWatch] && !seen[OpPut] {
+		c.add("ops", "a watch needs a put op: its events follow the puts")
+	}
+	if (seen[OpRange] || seen[OpWatch]) && p.Keys.Space > maxFillKeys {
+		c.add("keys.space", "ranges and watches need the keys filled first; %d keys is over the %d a run can fill", p.Keys.Space, maxFillKeys)
+	} else if (seen[OpRange] || seen[OpWatch]) && float64(p.Keys.Space)*float64(p.Values.mean()) > maxFillBytes {
+		c.add("keys.space", "filling %d keys of %s is over 1GiB", p.Keys.Space, p.Values.mean())
+	}
+}
+
+// notFor rejects parameters that do not apply to the op's kind, so a misplaced
+// field is not silently ignored.
+func (c *checker) notFor(op Op, i int) {
+	set := map[string]bool{
+		"width": op.Width != 0, "limit": op.Limit != 0, "consistency": op.Consistency != "",
+		"keys_only": op.KeysOnly, "count_only": op.CountOnly,
+		"watchers": op.Watchers != 0, "streams": op.Streams != 0, "watched_keys": op.WatchedKeys != 0,
+		"leases": op.Leases != 0, "ttl": op.TTL != 0,
+	}
+	applies := map[string][]string{
+		OpPut:   nil,
+		OpRange: {"width", "limit", "consistency", "keys_only", "count_only"},
+		OpWatch: {"watchers", "streams", "watched_keys"},
+		OpLease: {"leases", "ttl"},
+	}
+	ok := map[string]bool{}
+	for _, f := range applies[op.Op] {
+		ok[f] = true
+	}
+	for _, f := range []string{"width", "limit", "consistency", "keys_only", "count_only", "watchers", "streams", "watched_keys", "leases", "ttl"} {
+		if set[f] && !ok[f] {
+			c.add(fmt.Sprintf("ops[%d].%s", i, f), "does not apply to a %s op", op.Op)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package results
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Names of the files WriteReport writes into its folder.
+const (
+	ReportTextFile = "report.txt"
+	ReportHTMLFile = "report.html"
+	ReportPlotsDir = "plots"
+)
+
+// WriteReport writes the report of run (and diag, which may be nil) into dir, for
+// the --report flag of bench, check, qualify and plan: report.txt, report.html
+// (self-contained) and the plots as PNG and SVG under plots/. It returns the first
+// error, naming the file; what was written before it stays.
+func WriteReport(dir string, run *Run, diag *Diagnosis) error {
+	r, err := NewReport(run, diag)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report folder: %w", err)
+	}
+	if err := r.WritePlots(filepath.Join(dir, ReportPlotsDir)); err != nil {
+		return err
+	}
+	// report.txt lists the plots relative to itself, so the folder can be moved as a whole.
+	for i, p := range r.Plots {
+		if rel, err := filepath.Rel(dir, p); err == nil {
+			r.Plots[i] = rel
+		}
+	}
+	for _, f := range []struct{ name, format string }{{ReportTextFile, "text"}, {ReportHTMLFile, "html"}} {
+		if err := writeReportFile(filepath.Join(dir, f.name), r, f.format); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeReportFile(path string, r *Report, format string) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("write report %s: %w", path, cerr)
+		}
+	}()
+	if err := r.Write(f, format); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	return nil
+}
