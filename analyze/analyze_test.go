@@ -89,7 +89,9 @@ func TestRunBadInput(t *testing.T) {
 }
 
 func TestVerdict(t *testing.T) {
-	f := func(c Class, s Severity) Finding { return Finding{Class: c, Severity: s, Summary: string(c) + " summary"} }
+	f := func(c Class, s Severity) Finding {
+		return Finding{Class: c, Severity: s, Summary: string(c) + " summary"}
+	}
 	valid := &results.Run{Valid: true}
 	for _, tc := range []struct {
 		name       string

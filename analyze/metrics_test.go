@@ -193,7 +193,7 @@ func TestFetch(t *testing.T) {
 		case "/metrics":
 			fmt.Fprint(w, "# TYPE etcd_server_has_leader gauge\netcd_server_has_leader 1\n# TYPE node_load1 gauge\nnode_load1 3\n")
 		case "/slow":
-			time.Sleep(2 * time.Second)
+			time.Sleep(500 * time.Millisecond)
 		default:
 			http.Error(w, "nope", http.StatusNotFound)
 		}

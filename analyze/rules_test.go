@@ -108,7 +108,11 @@ func TestRules(t *testing.T) {
 		// memory
 		{"rss 900 MiB of 1 GiB fails", "peak RSS", in(t, etcdBase().gauge(mRSS, 100*mib), etcdBase().gauge(mRSS, 900*mib)), Fail, "88%"},
 		{"rss small", "peak RSS", in(t, etcdBase().gauge(mRSS, 100*mib), etcdBase().gauge(mRSS, 120*mib)), OK, "12%"},
-		{"rss with unknown memory", "peak RSS", func() *Input { i := in(t, etcdBase().gauge(mRSS, 1), etcdBase().gauge(mRSS, 1)); i.MemoryBytes = 0; return i }(), Unknown, "--memory"},
+		{"rss with unknown memory", "peak RSS", func() *Input {
+			i := in(t, etcdBase().gauge(mRSS, 1), etcdBase().gauge(mRSS, 1))
+			i.MemoryBytes = 0
+			return i
+		}(), Unknown, "--memory"},
 		{"db larger than memory fails", "db size / memory", in(t, etcdBase().gauge(mDBTotal, 1), etcdBase().gauge(mDBTotal, 2*gib)), Fail, "200%"},
 
 		// cpu

@@ -81,7 +81,7 @@ type Emit func(kind int, sent, arrived time.Time, err error)
 type Progress struct {
 	Elapsed  time.Duration // since the load started, warm-up included
 	Measured time.Duration // of the measured window; 0 during warm-up
-	Requests int64         // measured results so far
+	Requests int64         // measured requests so far (watch events are not requests)
 }
 
 // Config bounds and shapes a run.
@@ -230,13 +230,15 @@ func (e *engine) drive(ctx context.Context, w Workload) {
 		}()
 		for id := range cfg.Workers {
 			op := w.Worker(id)
-			wg.Go(func() { e.openWorker(ctx, op, p.Tolerance(), b, tickets) })
+			wctx, cancel := workerContext(ctx)
+			wg.Go(func() { defer cancel(); e.openWorker(wctx, op, p.Tolerance(), b, tickets) })
 		}
 	} else {
 		var next, measured atomic.Uint64
 		for id := range cfg.Workers {
 			op := w.Worker(id)
-			wg.Go(func() { e.closedWorker(ctx, op, b, &next, &measured) })
+			wctx, cancel := workerContext(ctx)
+			wg.Go(func() { defer cancel(); e.closedWorker(wctx, op, b, &next, &measured) })
 		}
 	}
 	done := make(chan struct{})
@@ -283,6 +285,13 @@ func (e *engine) progress() (stop func()) {
 		}
 	}()
 	return func() { close(quit); <-exited }
+}
+
+// workerContext gives a worker a context of its own. gRPC derives a cancelable
+// context for every call, which registers with its parent under the parent's
+// lock: with one shared parent, every request of every worker takes that lock.
+func workerContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
 }
 
 // openWorker runs tickets from the dispatcher. Response time counts from the

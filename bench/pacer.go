@@ -73,7 +73,14 @@ func dispatch(ctx context.Context, p Pacer, b bounds, clock func() time.Duration
 			}
 			measured++
 		}
-		if wait := due - clock(); wait > 0 {
+		now := clock()
+		// A dispatcher behind schedule stops at the end of the window all the
+		// same: the requests it did not send lower the achieved rate, and the
+		// run does not go on for as long as an unreachable rate would take.
+		if b.end > 0 && now >= b.end {
+			return b.end, lag
+		}
+		if wait := due - now; wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():

@@ -44,9 +44,9 @@ func TestPacerTolerance(t *testing.T) {
 }
 
 // TestDispatchBounds runs the dispatcher against a clock that is always past the
-// schedule, so it never sleeps: the test checks which tickets it hands out, not when.
+// schedule but short of the window's end, so it never sleeps: the test checks
+// which tickets it hands out, not when.
 func TestDispatchBounds(t *testing.T) {
-	late := func() time.Duration { return time.Hour * 1e3 }
 	for _, tc := range []struct {
 		name      string
 		rate      float64
@@ -62,16 +62,31 @@ func TestDispatchBounds(t *testing.T) {
 		// The total counts measured requests only: warm-up ones come on top.
 		{"warmup+total", 1000, bounds{warmup: 100 * time.Millisecond, total: 50}, 150, 0, 149 * time.Millisecond, 150 * time.Millisecond},
 		{"total before end", 10, bounds{end: time.Hour, total: 5}, 5, 0, 400 * time.Millisecond, 500 * time.Millisecond},
+		// Far behind schedule at the end of the window: it stops there.
+		{"behind at the end", 10, bounds{end: time.Second}, 0, 0, 0, time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := make(chan ticket, 1<<16)
-			end, lag := dispatch(context.Background(), Pacer{Rate: tc.rate}, tc.b, late, out)
+			now := 1000 * time.Hour
+			switch {
+			case tc.wantN == 0:
+				now = tc.b.end
+			case tc.b.end > 0:
+				now = tc.b.end - 1
+			}
+			end, lag := dispatch(context.Background(), Pacer{Rate: tc.rate}, tc.b, func() time.Duration { return now }, out)
 			var got []ticket
 			for tk := range out {
 				got = append(got, tk)
 			}
 			if len(got) != tc.wantN {
 				t.Fatalf("tickets = %d, want %d", len(got), tc.wantN)
+			}
+			if end != tc.wantEnd {
+				t.Errorf("schedule ends at %v, want %v", end, tc.wantEnd)
+			}
+			if len(got) == 0 {
+				return
 			}
 			for i, tk := range got {
 				if tk.seq != uint64(i) {
@@ -80,9 +95,6 @@ func TestDispatchBounds(t *testing.T) {
 			}
 			if got[0].due != tc.wantFirst || got[len(got)-1].due != tc.wantLast {
 				t.Errorf("due %v..%v, want %v..%v", got[0].due, got[len(got)-1].due, tc.wantFirst, tc.wantLast)
-			}
-			if end != tc.wantEnd {
-				t.Errorf("schedule ends at %v, want %v", end, tc.wantEnd)
 			}
 			if lag.TotalCount() != 0 {
 				t.Errorf("lag recorded %d wake-ups; a dispatcher that never slept has none", lag.TotalCount())

@@ -121,7 +121,9 @@ func (r *recorder) add(s sample) {
 	_ = o.svc.RecordValue(svc)
 	_ = o.iresp.RecordValue(resp)
 	_ = o.isvc.RecordValue(svc)
-	r.count.Add(1)
+	if s.paced {
+		r.count.Add(1)
+	}
 }
 
 // usec converts ns to µs, clamped to the histogram's range so no sample is lost.

@@ -118,6 +118,9 @@ type watcher struct {
 	lastRev    int64
 }
 
+// watchCreateTimeout bounds the creation of all watchers.
+const watchCreateTimeout = 30 * time.Second
+
 // settleQuiet ends the wait for events in flight when none arrived for that long.
 const settleQuiet = time.Second
 
@@ -179,7 +182,16 @@ func (s *watchSet) open(ctx context.Context, emit Emit) error {
 			w.receive(wch, s.kind, emit)
 		})
 	}
-	ready.Wait()
+	allReady := make(chan struct{})
+	go func() { ready.Wait(); close(allReady) }()
+	select {
+	case <-allReady:
+	case <-time.After(watchCreateTimeout):
+		// Unblocks every watcher still waiting: their channels close.
+		cancel()
+		<-allReady
+		return fmt.Errorf("watch: %d watchers not created within %s", len(s.watchers), watchCreateTimeout)
+	}
 	close(errs)
 	if err := <-errs; err != nil {
 		return err

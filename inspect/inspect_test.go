@@ -15,6 +15,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/cluster"
 )
@@ -86,7 +87,7 @@ func startFilled(t *testing.T) (*cluster.Cluster, *clientv3.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,8 @@ func TestInspectBadSnapshots(t *testing.T) {
 	}{
 		{"tampered", "sha256 trailer does not match", tampered},
 		{"truncated", "truncated", raw[:len(raw)/2+7]},
-		{"too short", "not a bbolt database", raw[:100]},
+		{"cut after the meta page", "truncated", raw[:100]},
+		{"too short for a meta page", "not a bbolt database", raw[:50]},
 		{"text", "not a bbolt database", bytes.Repeat([]byte("not a database\n"), 1000)},
 		{"empty", "empty", nil},
 	} {
@@ -318,7 +320,7 @@ func TestInspectLiveNoPermission(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, user, pass string }{{"anonymous", "", ""}, {"user without a role", "nobody", "pw"}} {
 		t.Run(tc.name, func(t *testing.T) {
-			ucli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Username: tc.user, Password: tc.pass})
+			ucli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Username: tc.user, Password: tc.pass, Logger: zap.NewNop()})
 			if err != nil {
 				t.Fatal(err)
 			}

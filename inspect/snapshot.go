@@ -52,16 +52,19 @@ func ReadSnapshot(path string, o Options) (r *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// bbolt reads pages through a memory map; a damaged file can send it past the end
-	// of the map (SIGBUS) or into an inconsistent page (panic). Both become an error.
+	// checkBolt below keeps bbolt inside the file; as a second line of defence, a
+	// fault on the memory map (SIGBUS) or a panic in bbolt becomes an error.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
 			r, err = nil, fmt.Errorf("snapshot %s: %w: corrupt database (%v)", path, ErrBadSnapshot, p)
 		}
 	}()
-	if err := checkLength(path, dataSize); err != nil {
-		return nil, err
+	if err := checkBolt(path, dataSize); err != nil {
+		if errors.Is(err, errNotBolt) {
+			return nil, fmt.Errorf("snapshot %s: %w: %v", path, ErrBadSnapshot, err)
+		}
+		return nil, fmt.Errorf("snapshot %s: %w: corrupt database: %v", path, ErrBadSnapshot, err)
 	}
 	// The free pages give the in-use size, as etcd computes it for Status.
 	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: openTimeout, PreLoadFreelist: true})
@@ -133,22 +136,6 @@ func verifyTrailer(path string, size int64) (int64, error) {
 	return size - sha256.Size, nil
 }
 
-// checkLength opens the file without reading its freelist, which may lie past the
-// end of a truncated file, and compares the size the meta page claims with the file.
-func checkLength(path string, dataSize int64) error {
-	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
-	if err != nil {
-		return openErr(path, err)
-	}
-	defer db.Close()
-	return db.View(func(tx *bolt.Tx) error {
-		if tx.Size() > dataSize {
-			return fmt.Errorf("snapshot %s: %w: truncated: the database spans %d bytes but the file holds %d", path, ErrBadSnapshot, tx.Size(), dataSize)
-		}
-		return nil
-	})
-}
-
 func openErr(path string, err error) error {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
@@ -166,13 +153,22 @@ func openErr(path string, err error) error {
 // revision.go). mvcc's own decoder panics on bad input; this one returns an error.
 func decodeRevKey(b []byte) (main, sub int64, tombstone bool, err error) {
 	if (len(b) != revKeyBytes && len(b) != revKeyBytes+1) || b[8] != '_' {
-		return 0, 0, false, fmt.Errorf("bad revision key %x", b)
+		return 0, 0, false, badRevKey(b)
 	}
 	main, sub = int64(binary.BigEndian.Uint64(b[:8])), int64(binary.BigEndian.Uint64(b[9:17]))
 	if main < 0 || sub < 0 || (len(b) == revKeyBytes+1 && b[revKeyBytes] != 't') {
-		return 0, 0, false, fmt.Errorf("bad revision key %x", b)
+		return 0, 0, false, badRevKey(b)
 	}
 	return main, sub, len(b) == revKeyBytes+1, nil
+}
+
+// badRevKey shows at most the first bytes of a bad key: in a damaged file its
+// length can be anything up to the whole map.
+func badRevKey(b []byte) error {
+	if len(b) > 2*revKeyBytes {
+		return fmt.Errorf("bad revision key of %d bytes %x...", len(b), b[:2*revKeyBytes])
+	}
+	return fmt.Errorf("bad revision key %x", b)
 }
 
 // readKeyBucket walks the key bucket in revision order, so the last entry seen for a

@@ -115,18 +115,20 @@ type Duration time.Duration
 // unit would be a guess.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("want a duration such as 60s, got a %s", kindName(n.Kind))
+		return nodeError(n, "want a duration such as 60s, got a %s", kindName(n.Kind))
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("want a duration such as 60s or 500ms, got %q", n.Value)
+		return nodeError(n, "want a duration such as 60s or 500ms, got %q", n.Value)
 	}
 	*d = Duration(v)
 	return nil
 }
 
 // MarshalJSON writes the duration as a string ("1m0s").
-func (d Duration) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(time.Duration(d).String())), nil }
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.Quote(time.Duration(d).String())), nil
+}
 
 // String renders the duration as Go does.
 func (d Duration) String() string { return time.Duration(d).String() }
@@ -160,11 +162,11 @@ func ParseSize(s string) (Size, error) {
 // UnmarshalYAML reads a number of bytes or a string with a unit.
 func (s *Size) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("want a size such as 1024 or 1KiB, got a %s", kindName(n.Kind))
+		return nodeError(n, "want a size such as 1024 or 1KiB, got a %s", kindName(n.Kind))
 	}
 	v, err := ParseSize(n.Value)
 	if err != nil {
-		return err
+		return nodeError(n, "%v", err)
 	}
 	*s = v
 	return nil
@@ -179,6 +181,12 @@ func (s Size) String() string {
 		return fmt.Sprintf("%dKiB", s>>10)
 	}
 	return fmt.Sprintf("%dB", int64(s))
+}
+
+// nodeError is a decode error at n's line, in the form yaml.v3 gives its own type
+// errors, so that decoding goes on and every bad field is reported.
+func nodeError(n *yaml.Node, format string, a ...any) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %s", n.Line, fmt.Sprintf(format, a...))}}
 }
 
 func kindName(k yaml.Kind) string {

@@ -73,7 +73,7 @@ func TestValidationErrors(t *testing.T) {
 		want       string
 	}{
 		{"unknown top-level field", strings.Replace(valid, "rate: 100", "rat: 100", 1), 4, `rat: unknown field "rat"`},
-		{"unknown op field", valid + "    widht: 3\n", 17, `ops[1].widht: unknown field`},
+		{"unknown op field", valid + "    widht: 3\n", 18, `ops[1].widht: unknown field`},
 		{"negative rate", strings.Replace(valid, "rate: 100", "rate: -5", 1), 4, "rate: must be between 1"},
 		{"wrong type", strings.Replace(valid, "clients: 10", "clients: many", 1), 5, "cannot unmarshal"},
 		{"bad duration", strings.Replace(valid, "duration: 10s", "duration: 10", 1), 6, "want a duration"},
@@ -86,7 +86,7 @@ func TestValidationErrors(t *testing.T) {
 		{"min over max", strings.Replace(valid, "size: 1KiB", "min: 4KiB\n  max: 2KiB", 1), 12, "want 1 ≤ min ≤ max"},
 		{"watch without put", strings.Replace(strings.Replace(valid, "op: put", "op: watch", 1), "ratio: 0.5\n  - op: range\n    ratio: 0.5", "watchers: 2\n  - op: range\n    ratio: 1", 1), 12, "a watch needs a put op"},
 		{"key space too big for key size", strings.Replace(valid, "size: 16", "size: 2", 1), 9, "keys.space: 1000 keys need 4-byte keys"},
-		{"syntax error", "name: t\nrate: [1,\n", 3, ""},
+		{"syntax error", "name: t\nrate: [1,\n", 2, ""},
 		{"empty", "", 1, "empty document"},
 		{"list instead of mapping", "- a\n- b\n", 1, "want a mapping"},
 		{"missing name", strings.Replace(valid, "name: t\n", "", 1), 1, "name: required"},

@@ -50,11 +50,14 @@ func (c *checker) validate(p *Profile) {
 	if p.SLO.P99 < 0 {
 		c.add("slo.p99", "must not be negative, got %s", p.SLO.P99)
 	}
-	c.validateData(p)
-	c.validateOps(p)
+	dataOK := c.validateData(p)
+	c.validateOps(p, dataOK)
 }
 
-func (c *checker) validateData(p *Profile) {
+// validateData checks keys and values; it reports whether they are valid, as
+// the checks of the ops build on them.
+func (c *checker) validateData(p *Profile) bool {
+	n := len(c.errs)
 	k, v := p.Keys, p.Values
 	switch {
 	case k.Size < 1 || k.Size > 64<<10:
@@ -78,6 +81,7 @@ func (c *checker) validateData(p *Profile) {
 	case v.Size == 0 && k.Space < valueBuckets:
 		c.add("keys.space", "a values range is spread over %d sizes, each on its share of the keys: want at least %d keys", valueBuckets, valueBuckets)
 	}
+	return len(c.errs) == n
 }
 
 func (v Values) largest() Size { return max(v.Size, v.Max) }
@@ -111,7 +115,7 @@ func (p *Profile) keysPerBucket() uint64 {
 	return p.Keys.Space / valueBuckets
 }
 
-func (c *checker) validateOps(p *Profile) {
+func (c *checker) validateOps(p *Profile, dataOK bool) {
 	if len(p.Ops) == 0 {
 		c.add("ops", "list at least one op (put, range, watch, lease)")
 		return
@@ -119,15 +123,18 @@ func (c *checker) validateOps(p *Profile) {
 	seen := map[string]bool{}
 	var sum float64
 	var paced int
+	known := true
 	for i, op := range p.Ops {
 		at := func(f string) string { return fmt.Sprintf("ops[%d].%s", i, f) }
 		switch op.Op {
 		case OpPut, OpRange, OpLease, OpWatch:
 		case "":
 			c.add(fmt.Sprintf("ops[%d]", i), "op is required: put, range, watch or lease")
+			known = false
 			continue
 		default:
 			c.add(at("op"), "unknown op %q: want put, range, watch or lease", op.Op)
+			known = false
 			continue
 		}
 		if seen[op.Op] {
@@ -181,6 +188,9 @@ func (c *checker) validateOps(p *Profile) {
 				c.add(at("ttl"), "must be at least %s, got %s", minTTL, op.TTL)
 			}
 		}
+	}
+	if !known || !dataOK {
+		return // the mix as a whole cannot be judged
 	}
 	if paced == 0 {
 		c.add("ops", "a profile needs a paced op (put, range or lease); a watch alone sends nothing")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/inspect"
@@ -79,7 +80,7 @@ func TestInspectEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}

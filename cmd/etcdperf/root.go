@@ -42,7 +42,13 @@ var commands = []func(*app) *cobra.Command{
 	newBenchCmd,
 	newInspectCmd,
 	newReportCmd,
+	newAnalyzeCmd,
 	newCompareCmd,
+	newProfilesCmd,
+	newCheckCmd,
+	newQualifyCmd,
+	newPlanCmd,
+	newMergeCmd,
 }
 
 func (a *app) rootCmd() *cobra.Command {

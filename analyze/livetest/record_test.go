@@ -1,4 +1,4 @@
-package analyze
+package livetest
 
 import (
 	"context"
@@ -6,13 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/etcdperf/etcdperf/analyze"
 )
 
 var record = flag.Bool("record", false, "re-record the /metrics fixtures in testdata from live etcd servers")
 
 // TestRecordFixtures records /metrics of an embedded etcd (this module's release)
 // and of Debian's etcd 3.4, before and after 300 puts of 1 KiB, as the run file
-// stores them (filtered). Run: go test ./analyze/ -run TestRecordFixtures -record
+// stores them (filtered). Run: go test ./analyze/livetest/ -run TestRecordFixtures -record
 func TestRecordFixtures(t *testing.T) {
 	if !*record {
 		t.Skip("fixtures are recorded only with -record")
@@ -28,17 +30,17 @@ func TestRecordFixtures(t *testing.T) {
 			ep := tc.start(t)
 			c := newClient(t, ep)
 			ctx := context.Background()
-			before, err := Fetch(ctx, nil, ep+"/metrics")
+			before, err := analyze.Fetch(ctx, nil, ep+"/metrics")
 			if err != nil {
 				t.Fatal(err)
 			}
 			putLoad(t, c, "/etcdperf/fixture/", 300, 1024, 8)
-			after, err := Fetch(ctx, nil, ep+"/metrics")
+			after, err := analyze.Fetch(ctx, nil, ep+"/metrics")
 			if err != nil {
 				t.Fatal(err)
 			}
 			for name, text := range map[string]string{"before": before, "after": after} {
-				p := filepath.Join("testdata", tc.name+"-"+name+".txt")
+				p := filepath.Join("..", "testdata", tc.name+"-"+name+".txt")
 				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 					t.Fatal(err)
 				}

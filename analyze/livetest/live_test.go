@@ -1,4 +1,4 @@
-package analyze
+package livetest
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -53,23 +54,23 @@ func TestLiveHealthyBaseline(t *testing.T) {
 	ep := startEmbedded(t)
 	c := newClient(t, ep)
 	ctx := context.Background()
-	s := NewScraper(nil, []string{ep + "/metrics"}, 500*time.Millisecond)
+	s := analyze.NewScraper(nil, []string{ep + "/metrics"}, 500*time.Millisecond)
 	s.Before(ctx)
 	s.Start(ctx)
 	lat := putLoad(t, c, "/etcdperf/baseline/", 500, 1024, 8)
 	run := liveRun(t, ep, s.After(ctx), results.Op{Op: "put", Requests: int64(len(lat)), BytesSent: int64(len(lat)) * 1050,
 		Service: latSummary(t, lat), Latency: latSummary(t, lat)})
 
-	rep, err := Run(run, Options{})
+	rep, err := analyze.Run(run, analyze.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logReport(t, rep)
 	for _, f := range rep.Findings {
-		if (f.Class == ClassDisk || f.Class == ClassNetwork || f.Class == ClassValueSize || f.Class == ClassRangeSize) && f.Severity == Fail {
+		if (f.Class == analyze.ClassDisk || f.Class == analyze.ClassNetwork || f.Class == analyze.ClassValueSize || f.Class == analyze.ClassRangeSize) && f.Severity == analyze.Fail {
 			t.Errorf("false alarm: %s fail on a healthy baseline: %s", f.Class, f.Summary)
 		}
-		if f.Class == ClassDisk && f.Severity == Unknown {
+		if f.Class == analyze.ClassDisk && f.Severity == analyze.Unknown {
 			t.Errorf("disk unknown on a live member: %s", f.Summary)
 		}
 	}
@@ -84,26 +85,26 @@ func TestLiveValueSize(t *testing.T) {
 	ep := startEmbedded(t)
 	c := newClient(t, ep)
 	ctx := context.Background()
-	s := NewScraper(nil, []string{ep + "/metrics"}, 0)
+	s := analyze.NewScraper(nil, []string{ep + "/metrics"}, 0)
 	s.Before(ctx)
-	const size = 300 * kib
+	const size = 300 << 10
 	lat := putLoad(t, c, "/etcdperf/values/", 40, size, 4)
 	run := liveRun(t, ep, s.After(ctx), results.Op{Op: "put", Requests: int64(len(lat)), BytesSent: int64(len(lat)) * (size + 30),
 		Service: latSummary(t, lat), Latency: latSummary(t, lat)})
 
-	rep, err := Run(run, Options{})
+	rep, err := analyze.Run(run, analyze.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logReport(t, rep)
-	if rep.Verdict.Bottleneck != string(ClassValueSize) {
+	if rep.Verdict.Bottleneck != string(analyze.ClassValueSize) {
 		t.Errorf("bottleneck = %s, want value-size: %s", rep.Verdict.Bottleneck, rep.Verdict.Summary)
 	}
 	// The server's own metrics must say so too, without the run's byte counts.
-	f := findingOf(rep, ClassValueSize)
+	f := findingOf(rep, analyze.ClassValueSize)
 	found := false
 	for _, e := range f.Evidence {
-		if strings.HasPrefix(e.Signal, "received bytes per put") && e.Severity == Fail {
+		if strings.HasPrefix(e.Signal, "received bytes per put") && e.Severity == analyze.Fail {
 			found = true
 		}
 	}
@@ -128,7 +129,7 @@ func TestLiveRangeSize(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := NewScraper(nil, []string{ep + "/metrics"}, 0)
+	s := analyze.NewScraper(nil, []string{ep + "/metrics"}, 0)
 	s.Before(ctx)
 	var lat []time.Duration
 	var got, bytes int64
@@ -147,32 +148,32 @@ func TestLiveRangeSize(t *testing.T) {
 	run := liveRun(t, ep, s.After(ctx), results.Op{Op: "range", Requests: 5, KeysReceived: got, BytesReceived: bytes,
 		Service: latSummary(t, lat), Latency: latSummary(t, lat)})
 
-	rep, err := Run(run, Options{})
+	rep, err := analyze.Run(run, analyze.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logReport(t, rep)
-	if rep.Verdict.Bottleneck != string(ClassRangeSize) {
+	if rep.Verdict.Bottleneck != string(analyze.ClassRangeSize) {
 		t.Errorf("bottleneck = %s, want range-size: %s", rep.Verdict.Bottleneck, rep.Verdict.Summary)
 	}
-	if f := findingOf(rep, ClassDisk); f.Severity == Fail {
+	if f := findingOf(rep, analyze.ClassDisk); f.Severity == analyze.Fail {
 		t.Errorf("reads blamed on disk: %s", f.Summary)
 	}
 }
 
-func findingOf(rep Report, c Class) Finding {
+func findingOf(rep analyze.Report, c analyze.Class) analyze.Finding {
 	for _, f := range rep.Findings {
 		if f.Class == c {
 			return f
 		}
 	}
-	return Finding{}
+	return analyze.Finding{}
 }
 
-func logReport(t *testing.T, rep Report) {
+func logReport(t *testing.T, rep analyze.Report) {
 	t.Helper()
 	var b strings.Builder
-	if err := rep.Write(&b, FormatTable); err != nil {
+	if err := rep.Write(&b, analyze.FormatTable); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + b.String())

@@ -1,4 +1,8 @@
-package analyze
+// Package livetest holds the analyzer's tests against live etcd servers: the live
+// scenarios and the fixture recorder. They live apart from package analyze so its
+// test binary does not link the etcd server, which keeps `go test -fuzz` on the
+// metrics path fast (coverage instrumentation of all of etcd slows fuzzing to a crawl).
+package livetest
 
 import (
 	"context"

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+func newAnalyzeCmd(a *app) *cobra.Command {
+	var (
+		dumps   []string
+		cores   float64
+		memory  int64
+		window  time.Duration
+		clients int
+	)
+	cmd := &cobra.Command{
+		Use:   "analyze RUNFILE | --metrics BEFORE --metrics AFTER",
+		Short: "Name the bottleneck of a run file, or of two saved /metrics dumps of a member",
+		Long: `analyze grades a run file again: the members' /metrics scrapes taken before, during
+and after the run (as deltas over the run window), the load results and the host
+facts. It prints the verdict (pass, fail or invalid, and the bottleneck: disk,
+network, memory, cpu, client, value-size, range-size or none), the findings with
+their evidence, thresholds and sources, the latency budget and the hardware grade.
+
+With --metrics given twice it grades two saved /metrics dumps of one member instead
+(curl -s http://MEMBER:2379/metrics > before.txt; ... load ...; > after.txt). The
+dumps carry no host facts: give --cores and --memory for the CPU and memory grades,
+and --window when the files' modification times do not say how far apart they are.
+
+Exit 0 pass, 1 fail, 3 invalid, 2 could not read the input (not an etcd /metrics dump,
+garbage, a run file of another version).`,
+		Example: `  etcdperf analyze results/bench-put-20260102T030405Z.json
+  etcdperf analyze --metrics before.txt --metrics after.txt --cores 4 --memory 8589934592 -w json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := analyze.Options{Cores: cores, MemoryBytes: memory, WindowSeconds: window.Seconds(), Clients: clients}
+			var rep analyze.Report
+			var err error
+			switch {
+			case len(args) == 1 && len(dumps) == 0:
+				rep, err = analyzeRunFile(args[0], opts)
+			case len(args) == 0 && len(dumps) == 2:
+				rep, err = analyzeDumps(dumps[0], dumps[1], opts)
+			default:
+				return usageErr(fmt.Errorf("give a RUNFILE or --metrics twice (before, after), not both"))
+			}
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				err = a.printJSON(rep)
+			} else {
+				err = rep.Write(a.stdout, a.output)
+			}
+			if err != nil {
+				return err
+			}
+			return verdictExit(rep.Verdict.Status)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&dumps, "metrics", nil, "a saved /metrics dump of one member; give it twice: before, then after")
+	f.Float64Var(&cores, "cores", 0, "CPUs of the member (default: the run's host facts when the members ran on that host)")
+	f.Int64Var(&memory, "memory", 0, "memory of the member in bytes, its cgroup limit if it has one (default: as --cores)")
+	f.DurationVar(&window, "window", 0, "time between the two --metrics dumps (default: the files' modification times)")
+	f.IntVar(&clients, "clients", 0, "number of clients, for the workload's hardware tier (default: the run's --clients)")
+	return cmd
+}
+
+func analyzeRunFile(path string, opts analyze.Options) (analyze.Report, error) {
+	run, err := results.ReadFile(path)
+	if err != nil {
+		return analyze.Report{}, err
+	}
+	rep, err := analyze.Run(run, opts)
+	if err != nil {
+		return analyze.Report{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
+}
+
+func analyzeDumps(beforePath, afterPath string, opts analyze.Options) (analyze.Report, error) {
+	before, bt, err := readDump(beforePath)
+	if err != nil {
+		return analyze.Report{}, err
+	}
+	after, at, err := readDump(afterPath)
+	if err != nil {
+		return analyze.Report{}, err
+	}
+	// Saved dumps keep the time they were written, which is when they were scraped.
+	if opts.WindowSeconds <= 0 && at.After(bt) {
+		opts.WindowSeconds = at.Sub(bt).Seconds()
+	}
+	rep, err := analyze.Dumps(before, after, opts)
+	if err != nil {
+		return analyze.Report{}, fmt.Errorf("--metrics %s, %s: %w", beforePath, afterPath, err)
+	}
+	return rep, nil
+}
+
+func readDump(path string) (string, time.Time, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("read metrics dump: %w", err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("read metrics dump: %w", err)
+	}
+	return analyze.Filter(string(b)), st.ModTime(), nil
+}

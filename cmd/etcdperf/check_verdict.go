@@ -1,0 +1,292 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// etcdctl check perf's pass rule, from etcd 3.6.16 etcdctl/ctlv3/command/check.go:
+// it fails on any error, on s.RPS/limit <= 0.9, on s.Slowest > 0.5 s and on
+// s.Stddev > 0.1 s, where (pkg/report) the latencies are those of the successful
+// requests, timed from the worker's send (time.Now() before c.Do), i.e. service
+// time, and the stddev is the population stddev over all of them.
+const (
+	compatMinRateFraction = 0.9
+	compatMaxSlowestMs    = 500
+	compatMaxStddevMs     = 100
+	compatSource          = "etcd 3.6.16 etcdctl/ctlv3/command/check.go (check perf pass rule)"
+)
+
+// compatVerdict is etcdctl check perf's verdict on a run.
+type compatVerdict struct {
+	Status        string   `json:"status"` // pass | fail
+	Errors        int64    `json:"errors"`
+	ThroughputRPS float64  `json:"throughput_rps"`
+	TargetRPS     float64  `json:"target_rps"`
+	SlowestMs     float64  `json:"slowest_ms"`
+	StddevMs      float64  `json:"stddev_ms"`
+	Failures      []string `json:"failures,omitempty"`
+	Rule          string   `json:"rule"`
+}
+
+// compatRule applies etcdctl's rule to the paced ops of run (watch events are
+// not requests), using service time as etcdctl times requests.
+func compatRule(run *results.Run) (compatVerdict, error) {
+	v := compatVerdict{Status: analyze.StatusPass,
+		Rule: "no errors, throughput > 90% of target, slowest ≤ 500 ms, stddev ≤ 100 ms (service time; " + compatSource + ")"}
+	svc := results.NewHist()
+	for _, op := range run.Ops {
+		if op.TargetRPS <= 0 {
+			continue
+		}
+		v.Errors += op.Errors
+		v.ThroughputRPS += op.ThroughputRPS
+		v.TargetRPS += op.TargetRPS
+		h, err := op.ServiceHist.Decode()
+		if err != nil {
+			return v, fmt.Errorf("op %s: %w", op.Op, err)
+		}
+		svc.Merge(h)
+	}
+	s := results.Summarize(svc)
+	v.SlowestMs, v.StddevMs = s.Max, s.Stddev
+	if v.Errors > 0 {
+		v.Failures = append(v.Failures, fmt.Sprintf("%d errors", v.Errors))
+	}
+	if v.TargetRPS <= 0 || v.ThroughputRPS/v.TargetRPS <= compatMinRateFraction {
+		v.Failures = append(v.Failures, fmt.Sprintf("throughput too low: %.0f writes/s of %.0f (need more than 90%%)", v.ThroughputRPS, v.TargetRPS))
+	}
+	if v.SlowestMs > compatMaxSlowestMs {
+		v.Failures = append(v.Failures, fmt.Sprintf("slowest request took too long: %s > 500ms", fmtMs(v.SlowestMs)))
+	}
+	if v.StddevMs > compatMaxStddevMs {
+		v.Failures = append(v.Failures, fmt.Sprintf("stddev too high: %s > 100ms", fmtMs(v.StddevMs)))
+	}
+	if len(v.Failures) > 0 {
+		v.Status = analyze.StatusFail
+	}
+	return v, nil
+}
+
+// criterion is one rule of etcdperf's default check verdict.
+type criterion struct {
+	Name      string `json:"name"`
+	Observed  string `json:"observed"`
+	Threshold string `json:"threshold"`
+	Source    string `json:"source"`
+	Pass      bool   `json:"pass"`
+}
+
+// defaultVerdict is etcdperf's verdict: every paced op's p99 response time
+// within p99, no errors, the target rate achieved (bench's 95% validity rule),
+// and no signal the analyzer graded fail. A generator saturated on its own (the
+// analyzer's client class) makes the run invalid; otherwise a failure names the
+// bottleneck the analyzer found.
+func defaultVerdict(run *results.Run, rep analyze.Report, p99 time.Duration, p99Source string) (analyze.Verdict, []criterion) {
+	limit := float64(p99) / float64(time.Millisecond)
+	var crit []criterion
+	var errs int64
+	var got, want float64
+	for _, op := range run.Ops {
+		if op.TargetRPS <= 0 {
+			continue
+		}
+		errs += op.Errors
+		got += op.ThroughputRPS
+		want += op.TargetRPS
+		crit = append(crit, criterion{
+			Name: op.Op + " p99 response time", Observed: fmtMs(op.Latency.P99), Threshold: "≤ " + fmtMs(limit),
+			Source: p99Source + "; response time counts from the intended start (open loop)", Pass: op.Latency.P99 <= limit,
+		})
+	}
+	crit = append(crit,
+		criterion{Name: "errors", Observed: strconv.FormatInt(errs, 10), Threshold: "0", Source: "etcdctl check perf (any error fails)", Pass: errs == 0},
+		criterion{Name: "achieved rate", Observed: fmt.Sprintf("%.1f req/s of %g (%.0f%%)", got, want, 100*safeDiv(got, want)),
+			Threshold: fmt.Sprintf("≥ %.0f%% of target", 100*bench.ValidRateFraction), Source: "etcdperf measurement rules (DESIGN.md: under 95% of the target rate a run is invalid)",
+			Pass: want > 0 && got >= bench.ValidRateFraction*want},
+	)
+	v := analyze.Verdict{Status: analyze.StatusPass, Bottleneck: analyze.BottleneckNone}
+	var failed []string
+	for _, c := range crit {
+		if !c.Pass {
+			failed = append(failed, fmt.Sprintf("%s %s (want %s)", c.Name, c.Observed, c.Threshold))
+		}
+	}
+	var fails []analyze.Finding
+	clientOnly := false
+	for _, f := range rep.Findings {
+		if f.Severity != analyze.Fail {
+			continue
+		}
+		fails = append(fails, f)
+		v.Ranked = append(v.Ranked, string(f.Class))
+	}
+	if len(fails) > 0 {
+		v.Bottleneck = string(fails[0].Class)
+		if fails[0].Class == analyze.ClassHealth {
+			v.Bottleneck = analyze.BottleneckNone
+		}
+		clientOnly = fails[0].Class == analyze.ClassClient
+	}
+	var parts []string
+	switch {
+	case clientOnly:
+		v.Status = analyze.StatusInvalid
+		parts = append(parts, "invalid: the load generator was saturated, so the run measured it rather than the server")
+	case len(failed) > 0 || len(fails) > 0:
+		v.Status = analyze.StatusFail
+		if len(failed) > 0 {
+			parts = append(parts, "fail: "+strings.Join(failed, "; "))
+		} else {
+			parts = append(parts, "fail: the load was served within its objectives, but a signal was graded fail")
+		}
+	default:
+		parts = append(parts, fmt.Sprintf("pass: p99 within %s, no errors, target rate achieved, no signal over its fail threshold", fmtMs(limit)))
+	}
+	for i, f := range fails {
+		lead := "also failing"
+		if i == 0 {
+			lead = "bottleneck"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s — %s", lead, f.Class, f.Summary))
+	}
+	if v.Status == analyze.StatusFail && len(fails) == 0 {
+		parts = append(parts, "no server signal was graded fail: see the findings' warnings and the latency budget")
+	}
+	v.Summary = strings.Join(parts, "; ")
+	return v, crit
+}
+
+// sharedCPULimit is the fraction of the host's cores that server and generator
+// together may use before the host, not either of them, is the bottleneck (the
+// analyzer's CPU fail threshold).
+const sharedCPULimit = 0.9
+
+// sharedCPUFinding grades the CPU of a host that runs both the members and the
+// generator in separate processes (loopback endpoints): each may look fine alone
+// while together they saturate the cores, as etcdctl check perf --load=l does on
+// 2 cores. The analyzer grades each side on its own; this grades the sum. It
+// does not apply to an embedded etcd (one process: the analyzer's CPU rule
+// already counts both) or to a remote cluster.
+func sharedCPUFinding(run *results.Run) (analyze.Finding, bool) {
+	if run.Target.Embedded || !allLoopback(run.Target.Endpoints) || run.Host == nil || run.DurationS <= 0 {
+		return analyze.Finding{}, false
+	}
+	cores := run.Host.EffectiveCPUs()
+	serverCores, ok := serverCPUCores(run.Scrapes)
+	if !ok || cores <= 0 {
+		return analyze.Finding{}, false
+	}
+	clientCores := run.Client.CPUSeconds / run.DurationS
+	u := (serverCores + clientCores) / cores
+	sev := analyze.OK
+	switch {
+	case u >= sharedCPULimit:
+		sev = analyze.Fail
+	case u >= 0.7:
+		sev = analyze.Warn
+	}
+	obs := fmt.Sprintf("server %.2f + generator %.2f cores of %g = %.0f%%", serverCores, clientCores, cores, 100*u)
+	f := analyze.Finding{
+		Class: analyze.ClassCPU, Severity: sev,
+		Summary: "host CPU shared by server and generator: " + obs,
+		Evidence: []analyze.Evidence{{
+			Signal: "host CPU busy (members' process_cpu_seconds_total rate + generator CPU, / cores)", Observed: obs,
+			Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Severity: sev,
+			Source: "etcd op-guide/hardware.md (CPU-bound under heavy load); etcdperf: a member and its load generator on one host compete for the same cores",
+		}},
+	}
+	if sev != analyze.OK {
+		f.Advice = fmt.Sprintf("The server and the load generator share this host's %g cores and together saturate them: run etcdperf from another machine to learn whether the server alone keeps up, or give the host more cores.", cores)
+	}
+	return f, true
+}
+
+// serverCPUCores is the CPU the members used over the run, in cores: each
+// member's process_cpu_seconds_total delta from its first to its last scrape,
+// over the time between them.
+func serverCPUCores(scrapes []results.Scrape) (float64, bool) {
+	type span struct {
+		t0, t1 time.Time
+		c0, c1 float64
+		n      int
+	}
+	by := map[string]*span{}
+	for _, sc := range scrapes {
+		if sc.Error != "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, sc.Time)
+		if err != nil {
+			continue
+		}
+		snap, err := analyze.Parse(sc.Text)
+		if err != nil {
+			continue
+		}
+		c, ok := snap.Value("process_cpu_seconds_total", nil)
+		if !ok {
+			continue
+		}
+		s := by[sc.URL]
+		if s == nil {
+			s = &span{t0: t, c0: c, t1: t, c1: c}
+			by[sc.URL] = s
+		}
+		if t.Before(s.t0) {
+			s.t0, s.c0 = t, c
+		}
+		if t.After(s.t1) {
+			s.t1, s.c1 = t, c
+		}
+		s.n++
+	}
+	var total float64
+	found := false
+	for _, s := range by {
+		secs := s.t1.Sub(s.t0).Seconds()
+		if s.n < 2 || secs < 1 {
+			continue
+		}
+		total += (s.c1 - s.c0) / secs
+		found = true
+	}
+	return total, found
+}
+
+// allLoopback reports whether every endpoint is on this host.
+func allLoopback(eps []string) bool {
+	if len(eps) == 0 {
+		return false
+	}
+	for _, ep := range eps {
+		h := ep
+		if i := strings.Index(h, "://"); i >= 0 {
+			h = h[i+3:]
+		}
+		if i := strings.LastIndex(h, ":"); i >= 0 {
+			h = h[:i]
+		}
+		if h != "localhost" && h != "127.0.0.1" && h != "[::1]" && !strings.HasPrefix(h, "127.") {
+			return false
+		}
+	}
+	return true
+}
+
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+func newMergeCmd(a *app) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "merge RUN...",
+		Short: "Merge the run files of several workers of one run into one run file, exactly",
+		Long: `merge combines the run files that several workers (bench or check with --workers,
+--worker-index and --start-at, e.g. the pods of 'etcdperf k8s job') wrote for one
+load against one cluster. Latency histograms are merged bucket by bucket, so the
+merged percentiles are those of one histogram fed every request (never averages of
+percentiles); per-second intervals are aligned on their wall-clock second; requests,
+errors, bytes, target rates and client CPU are summed; throughput is recomputed over
+the union of the workers' measured windows; scrapes of one member at one time are
+kept once. The merged run is valid when every worker's was and the workers together
+achieved 95% of the summed target rate over the union window.
+
+merge refuses run files of different clusters, commands, op sets or workload flags
+(flags that say which worker it was, its share of --rate and --total, its files
+and its connection may differ). analyze, report and compare read the merged file as
+one run. -w json prints the same summary object as bench.
+
+Exit 0 merged, 2 could not merge (unreadable or unlike run files), 3 the merged run
+is invalid.`,
+		Example: `  etcdperf merge worker-0.json worker-1.json worker-2.json worker-3.json -o merged.json
+  etcdperf merge results/w*.json -w json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.merge(args, out)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "path of the merged run file (default: --run-file, else a new file in --results-dir)")
+	return cmd
+}
+
+func (a *app) merge(paths []string, out string) error {
+	if out == "" {
+		out = a.runFile
+	}
+	runs := make([]*results.Run, len(paths))
+	for i, p := range paths {
+		if out != "" && sameFile(p, out) {
+			return usageErr(fmt.Errorf("-o %s is one of the run files to merge", out))
+		}
+		r, err := results.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		runs[i] = r
+	}
+	merged, err := results.Merge(runs, paths)
+	if errors.Is(err, results.ErrUnlike) {
+		return usageErr(err)
+	}
+	if err != nil {
+		return err
+	}
+	if n, err := strconv.Atoi(merged.Flags["workers"]); err == nil && n != len(runs) {
+		fmt.Fprintf(a.stderr, "etcdperf: warning: merged %d run files of a %d-worker run; the merged load is that of the workers given\n", len(runs), n)
+	}
+	if out == "" {
+		// Not DefaultPath of the command alone: the workers' files, started in the
+		// same second, have that name.
+		out = results.DefaultPath(a.resultsDir, merged.Command+" merged", merged.StartedAt)
+	}
+	if err := results.WriteFile(out, merged); err != nil {
+		return err
+	}
+	if err := a.printBench(merged, out); err != nil {
+		return err
+	}
+	if !merged.Valid {
+		return withCode(ExitInvalid, fmt.Errorf("invalid run: %s", merged.InvalidReason))
+	}
+	return nil
+}
+
+// sameFile reports whether two paths name one file, before it exists.
+func sameFile(a, b string) bool {
+	pa, errA := filepath.Abs(a)
+	pb, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && pa == pb
+}

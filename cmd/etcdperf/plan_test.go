@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlanFindsKnee ramps check perf's shape up to a small --max-rate with a
+// generous SLO: the knee is found (at the max rate unless the machine is very
+// loaded, in which case the step that broke says why).
+func TestPlanFindsKnee(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live run")
+	}
+	dir := t.TempDir()
+	r := runBin(t, nil, "plan", "--profile", "check-perf-s", "--slo", "p99=5s", "--start-rate", "50", "--max-rate", "200",
+		"--step-duration", "2s", "--warmup", "0s", "--expected-rps", "50", "--report", filepath.Join(dir, "report"), "-w", "json")
+	if r.code != ExitOK && r.code != ExitFail {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out planJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, r.stdout)
+	}
+	if len(out.Steps) < 2 || out.Steps[0].OfferedRPS != 50 || out.Steps[1].OfferedRPS != 100 {
+		t.Fatalf("steps %+v: want doubling from 50", out.Steps)
+	}
+	if out.Knee == nil {
+		t.Fatalf("no knee; first step: %+v", out.Steps[0])
+	}
+	if out.Knee.ReachedMaxRate && out.Knee.OfferedRPS != 200 {
+		t.Errorf("knee %+v reached the max rate but is not at 200", out.Knee)
+	}
+	if out.Curve == nil || len(out.Curve.Points) != len(out.Steps) || out.Curve.Knee < 0 || out.Headroom == nil {
+		t.Errorf("curve %+v headroom %v", out.Curve, out.Headroom)
+	}
+	for _, f := range []string{"report.txt", "report.html", "plots/curve.png"} {
+		if _, err := os.Stat(filepath.Join(dir, "report", f)); err != nil {
+			t.Errorf("report: %v", err)
+		}
+	}
+}
+
+func TestPlanDatascale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live run")
+	}
+	r := runBin(t, nil, "plan", "--datascale", "--keys", "2000", "--val-size", "1KiB", "-w", "json")
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out datascaleJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("stdout: %v\n%s", err, r.stdout)
+	}
+	d := out.Datascale
+	if d.Keys != 2000 || d.DBPerKey <= 0 || d.QuotaBytes <= 0 || d.KeysInQuota == nil {
+		t.Errorf("datascale %+v", d)
+	}
+}
+
+// TestQualifySmall qualifies this host for the small tier with a short load on a
+// temp dir; whether it passes depends on the machine, the table must be there.
+func TestQualifySmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live run")
+	}
+	r := runBin(t, nil, "qualify", "--tier", "small", "--duration", "3s", "--data-dir", t.TempDir())
+	if r.code != ExitOK && r.code != ExitFail {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"CRITERION", "CPU", "memory", "disk fdatasync p99", "sequential IOPS", "achieved load", "latency p99", "qualifies for:"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
