@@ -73,6 +73,10 @@ func Run(run *results.Run, opts Options) (Report, error) {
 	}
 	local := run.Target.Embedded || allLoopback(run.Target.Endpoints)
 	setResources(&in, opts, run.Host, local)
+	if in.Cores == 0 && local && run.Client.Cores > 0 {
+		// No host facts, but the generator counted the cores of this same machine.
+		in.Cores = float64(run.Client.Cores)
+	}
 
 	rep := report(in, opts)
 	rep.Notes = append(notes, rep.Notes...)

@@ -88,14 +88,6 @@ func (h Hist) Quantile(q float64) (Quantile, bool) {
 	return Quantile{Q: q, Value: lo, Lo: lo, Hi: math.Inf(1), Count: total}, true
 }
 
-// Mean is Sum/Count, or 0 for an empty histogram.
-func (h Hist) Mean() float64 {
-	if h.Count <= 0 {
-		return 0
-	}
-	return h.Sum / h.Count
-}
-
 // String renders a quantile in milliseconds with its bucket, e.g. "12.3 ms in (8 ms, 16 ms]".
 func (q Quantile) String() string {
 	if math.IsInf(q.Hi, 1) {

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -185,7 +186,7 @@ func evaluate(rules []Rule, base Input) []Finding {
 					a.keyKnown = true
 				}
 			}
-			if (c.Severity == Warn || c.Severity == Fail) && r.Advice != "" && !contains(a.advice, r.Advice) {
+			if (c.Severity == Warn || c.Severity == Fail) && r.Advice != "" && !slices.Contains(a.advice, r.Advice) {
 				a.advice = append(a.advice, r.Advice)
 			}
 		}
@@ -262,15 +263,6 @@ func summarize(sev Severity, ev []Evidence) string {
 		return s
 	}
 	return "not measured: the signals it needs are missing"
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // grade maps a value to a severity: ok below warn, warn below fail, else fail.

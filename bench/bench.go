@@ -207,7 +207,8 @@ func (e *engine) since() time.Duration { return time.Since(e.t0) }
 func (e *engine) drive(ctx context.Context, w Workload) {
 	cfg := e.cfg
 	e.t0 = time.Now()
-	e.rec = newRecorder(len(e.kinds), e.t0, 4096)
+	// Room for a few polls' worth of samples at tens of thousands of requests a second.
+	e.rec = newRecorder(len(e.kinds), e.t0, 1<<14)
 	e.recDone = make(chan struct{})
 	go func() { e.rec.run(); close(e.recDone) }()
 	e.measureStart.Store(e.t0.Add(cfg.Warmup).UnixNano())

@@ -50,9 +50,12 @@ func WriteText(w io.Writer, r *Report) error {
 	if !h.Exact || r.Source == "live" {
 		estimate = " (estimate)"
 	}
-	fmt.Fprintf(b, "\nhistory: %s, %d revisions since; %d old revisions in %d keys (deepest %d: %s), %d deleted keys; compaction would free %s%s\n",
-		compacted, h.RevisionsSinceCompaction, h.OldRevisions, h.KeysWithHistory, h.MaxDepth, quoteKey(h.MaxDepthKey), h.DeletedKeys,
-		fmtBytes(h.CompactionFreesBytes), estimate)
+	deepest := ""
+	if h.MaxDepth > 0 {
+		deepest = fmt.Sprintf(" (deepest %d: %s)", h.MaxDepth, quoteKey(h.MaxDepthKey))
+	}
+	fmt.Fprintf(b, "\nhistory: %s, %d revisions since; %d old revisions in %d keys%s, %d deleted keys; compaction would free %s%s\n",
+		compacted, h.RevisionsSinceCompaction, h.OldRevisions, h.KeysWithHistory, deepest, h.DeletedKeys, fmtBytes(h.CompactionFreesBytes), estimate)
 	db := r.DB
 	fmt.Fprintf(b, "db: %s, %s in use (ratio %.2f); quota %s (%s), %.1f%% used\n", fmtBytes(db.SizeBytes), fmtBytes(db.InUseBytes), db.InUseRatio,
 		fmtBytes(db.QuotaBytes), db.QuotaSource, 100*db.QuotaUsed)

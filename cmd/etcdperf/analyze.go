@@ -114,5 +114,5 @@ func readDump(path string) (string, time.Time, error) {
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("read metrics dump: %w", err)
 	}
-	return analyze.Filter(string(b)), st.ModTime(), nil
+	return string(b), st.ModTime(), nil
 }

@@ -24,6 +24,10 @@ const (
 	srcMemKey = "etcdctl check datascale (process_resident_memory_bytes before and after the fill)"
 )
 
+// backendSettle is how long datascale waits after the fill for the backend to
+// commit it, so that Status sees the grown db.
+const backendSettle = time.Second
+
 // suggestedMaxDB is etcd's suggested maximum db size.
 const suggestedMaxDB = 8 << 30
 
@@ -105,6 +109,9 @@ func (a *app) runDatascale(cmd *cobra.Command, pf *planFlags) error {
 		return fmt.Errorf("fill: %w", err)
 	}
 	r.FillSeconds = time.Since(start).Seconds()
+	// The db size Status reports changes when the backend commits its batch (every
+	// --backend-batch-interval, 100 ms by default); give it a few intervals.
+	time.Sleep(backendSettle)
 	after, err := memberSizes(ctx, a, t, ep, murl)
 	if err != nil {
 		return err
