@@ -193,3 +193,16 @@ func TestGolden(t *testing.T) {
 		t.Error("Write(yaml) did not fail")
 	}
 }
+
+func TestWriteRuleTable(t *testing.T) {
+	var b strings.Builder
+	if err := WriteRuleTable(&b, Rules); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "\n"); n != len(Rules)+2 {
+		t.Errorf("%d lines for %d rules", n, len(Rules))
+	}
+	if !strings.Contains(b.String(), "| disk | wal fsync p99 (etcd_disk_wal_fsync_duration_seconds) | ok < 10 ms") {
+		t.Errorf("table lacks the WAL rule:\n%s", b.String())
+	}
+}

@@ -156,3 +156,15 @@ func (p *printer) f(format string, a ...any) {
 		_, p.err = fmt.Fprintf(p.w, format, a...)
 	}
 }
+
+// WriteRuleTable prints the rule table as Markdown — class, signal, threshold,
+// source — so the documented thresholds come from the code and cannot drift.
+func WriteRuleTable(w io.Writer, rules []Rule) error {
+	p := &printer{w: w}
+	p.f("| class | signal | threshold | source |\n|---|---|---|---|\n")
+	esc := strings.NewReplacer("|", `\|`)
+	for _, r := range rules {
+		p.f("| %s | %s | %s | %s |\n", r.Class, esc.Replace(r.Signal), esc.Replace(r.Threshold), esc.Replace(r.Source))
+	}
+	return p.err
+}

@@ -112,7 +112,7 @@ type watchSet struct {
 // watcher is one watch on one key; its goroutine owns it until the set is closed.
 type watcher struct {
 	key        uint64
-	cancel     context.CancelFunc
+	cancel     context.CancelFunc // stops this watcher alone (tests lose one with it)
 	received   atomic.Int64
 	outOfOrder int64
 	lastRev    int64

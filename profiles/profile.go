@@ -209,6 +209,7 @@ type FieldError struct {
 	Msg   string
 }
 
+// Error renders file:line: field: message.
 func (e FieldError) Error() string {
 	where := e.File
 	if e.Line > 0 {
@@ -226,6 +227,7 @@ type ValidationError struct {
 	Errs []FieldError
 }
 
+// Error is the first problem and how many more there are, on one line.
 func (v *ValidationError) Error() string {
 	s := v.Errs[0].Error()
 	if n := len(v.Errs) - 1; n > 0 {

@@ -18,6 +18,7 @@ func newAnalyzeCmd(a *app) *cobra.Command {
 		memory  int64
 		window  time.Duration
 		clients int
+		rules   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "analyze RUNFILE | --metrics BEFORE --metrics AFTER",
@@ -33,12 +34,17 @@ With --metrics given twice it grades two saved /metrics dumps of one member inst
 dumps carry no host facts: give --cores and --memory for the CPU and memory grades,
 and --window when the files' modification times do not say how far apart they are.
 
+--rules prints every rule the analyzer grades with, its threshold and its source.
+
 Exit 0 pass, 1 fail, 3 invalid, 2 could not read the input (not an etcd /metrics dump,
 garbage, a run file of another version).`,
 		Example: `  etcdperf analyze results/bench-put-20260102T030405Z.json
   etcdperf analyze --metrics before.txt --metrics after.txt --cores 4 --memory 8589934592 -w json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if rules {
+				return analyze.WriteRuleTable(a.stdout, analyze.Rules)
+			}
 			opts := analyze.Options{Cores: cores, MemoryBytes: memory, WindowSeconds: window.Seconds(), Clients: clients}
 			var rep analyze.Report
 			var err error
@@ -69,6 +75,7 @@ garbage, a run file of another version).`,
 	f.Float64Var(&cores, "cores", 0, "CPUs of the member (default: the run's host facts when the members ran on that host)")
 	f.Int64Var(&memory, "memory", 0, "memory of the member in bytes, its cgroup limit if it has one (default: as --cores)")
 	f.DurationVar(&window, "window", 0, "time between the two --metrics dumps (default: the files' modification times)")
+	f.BoolVar(&rules, "rules", false, "print the rule table (signal, threshold, source) as Markdown and exit")
 	f.IntVar(&clients, "clients", 0, "number of clients, for the workload's hardware tier (default: the run's --clients)")
 	return cmd
 }

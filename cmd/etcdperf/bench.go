@@ -500,9 +500,6 @@ func (a *app) benchFooter(run *results.Run, runFile string) {
 	if c.PacingLagP99Ms > 0 {
 		fmt.Fprintf(w, ", pacing lag p99 %s", fmtMs(c.PacingLagP99Ms))
 	}
-	if run.Target.Embedded && len(run.Target.Members) == 1 {
-		fmt.Fprint(w, " (the embedded etcd runs in this process: its CPU is included)")
-	}
 	fmt.Fprintln(w)
 	if run.Valid {
 		fmt.Fprintln(w, "valid")

@@ -112,7 +112,7 @@ func TestSharedCPUFinding(t *testing.T) {
 		Target:    results.Target{Endpoints: []string{"127.0.0.1:2379"}},
 		Host:      &results.Host{CPUs: 2},
 		DurationS: 10,
-		Client:    results.Client{CPUSeconds: 8}, // 0.8 cores
+		Client:    results.Client{CPUSeconds: 8},                                                                 // 0.8 cores
 		Scrapes:   []results.Scrape{scrape("before", t0, "100"), scrape("after", t0.Add(10*time.Second), "111")}, // 1.1 cores
 	}
 	f, ok := sharedCPUFinding(run)

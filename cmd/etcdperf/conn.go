@@ -106,7 +106,9 @@ func (a *app) connect(ctx context.Context) (*target, error) {
 	t := &target{}
 	eps := c.endpoints
 	if len(eps) == 0 {
-		cl, err := cluster.Start(ctx, cluster.Config{Dir: c.dataDir, Members: c.embeddedMembers})
+		// A separate process, so the generator's own CPU and memory are measured
+		// apart from the server's and the server's metrics are its own.
+		cl, err := cluster.Start(ctx, cluster.Config{Dir: c.dataDir, Members: c.embeddedMembers, Processes: true})
 		if err != nil {
 			return nil, err
 		}

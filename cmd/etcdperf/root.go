@@ -49,6 +49,7 @@ var commands = []func(*app) *cobra.Command{
 	newQualifyCmd,
 	newPlanCmd,
 	newMergeCmd,
+	newK8sCmd,
 }
 
 func (a *app) rootCmd() *cobra.Command {

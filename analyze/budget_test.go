@@ -1,0 +1,116 @@
+package analyze
+
+import (
+	"math"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// TestMultiMember grades a 3-member cluster from run-file scrapes: the leader is
+// found from is_leader, replication is peer RTT plus the slowest follower's fsync,
+// and per-member evidence names its member.
+func TestMultiMember(t *testing.T) {
+	rttBounds := []float64{0.0001, 0.0002, 0.0004, 0.0008, 0.0016, 0.0032, 0.0064, 0.0128, 0.0256, 0.0512}
+	cumRTT := func(n float64, le float64) []float64 {
+		out := make([]float64, len(rttBounds))
+		for i, b := range rttBounds {
+			if b >= le {
+				out[i] = n
+			}
+		}
+		return out
+	}
+	member := func(leader bool, walLE float64, n float64) string {
+		m := etcdBase().gauge(mIsLeader, map[bool]float64{true: 1, false: 0}[leader]).
+			hist(mWALFsync, "", diskBuckets, cumAt(0, n, walLE), 1)
+		if leader {
+			m.hist(mPeerRTT, `To="b"`, rttBounds, cumRTT(n, 0.0032), 1).
+				hist(mPeerRTT, `To="c"`, rttBounds, cumRTT(n, 0.0064), 1)
+		}
+		return m.String()
+	}
+	sc := func(name, phase, tm, text string) results.Scrape {
+		return results.Scrape{Member: name, Phase: phase, Time: tm, Text: text}
+	}
+	run := &results.Run{Version: results.Version, Valid: true, DurationS: 10,
+		Target: results.Target{Members: []results.Member{{Name: "a"}, {Name: "b"}, {Name: "c"}}},
+		Ops:    []results.Op{{Op: "put", Requests: 1000, BytesSent: 1000 * 100, Service: results.Summary{P50: 10, P99: 40}}},
+		Scrapes: []results.Scrape{
+			sc("b", results.PhaseBefore, "2026-01-01T00:00:00Z", member(false, 0.001, 0)),
+			sc("a", results.PhaseBefore, "2026-01-01T00:00:00Z", member(true, 0.001, 0)),
+			sc("c", results.PhaseBefore, "2026-01-01T00:00:00Z", member(false, 0.001, 0)),
+			sc("a", results.PhaseAfter, "2026-01-01T00:00:10Z", member(true, 0.002, 1000)),
+			sc("b", results.PhaseAfter, "2026-01-01T00:00:10Z", member(false, 0.004, 1000)),
+			sc("c", results.PhaseAfter, "2026-01-01T00:00:10Z", member(false, 0.064, 1000)), // a slow follower disk
+		}}
+	rep, err := Run(run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict.Bottleneck != string(ClassDisk) {
+		t.Errorf("bottleneck %s, want disk: %s", rep.Verdict.Bottleneck, rep.Verdict.Summary)
+	}
+	disk := Finding{}
+	for _, f := range rep.Findings {
+		if f.Class == ClassDisk {
+			disk = f
+		}
+	}
+	members := map[string]Severity{}
+	for _, e := range disk.Evidence {
+		if e.Signal == Rules[0].Signal {
+			members[e.Member] = e.Severity
+		}
+	}
+	if members["a"] != OK || members["b"] != OK || members["c"] != Fail {
+		t.Errorf("wal fsync per member = %v, want a, b ok and c fail", members)
+	}
+	var rep50, wal50 *float64
+	for _, p := range rep.Budget.Parts {
+		switch p.Component {
+		case PartReplication:
+			rep50 = p.P50Ms
+		case PartWAL:
+			wal50 = p.P50Ms
+		}
+	}
+	// Leader WAL: all in (1, 2] ms → p50 1.5 ms. Replication: the RTT of both
+	// peers merged (p50 3.2 ms, the top of (1.6, 3.2]) plus the slowest follower's
+	// fsync p50 (c: 48 ms, the middle of (32, 64]).
+	if wal50 == nil || math.Abs(*wal50-1.5) > 1e-9 {
+		t.Errorf("wal p50 = %v, want 1.5", wal50)
+	}
+	if rep50 == nil || math.Abs(*rep50-(3.2+48)) > 1e-9 {
+		t.Errorf("replication p50 = %v, want 51.2", ptrVal(rep50))
+	}
+}
+
+func ptrVal(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func TestWindowsFromScrapes(t *testing.T) {
+	text := func(v float64) string { return etcdBase().counter(mPutTotal, v).String() }
+	scrapes := []results.Scrape{
+		{Member: "m", Phase: results.PhaseBefore, Time: "2026-01-01T00:00:00Z", Text: text(1)},
+		{Member: "m", Phase: results.PhaseBefore, Time: "2026-01-01T00:00:01Z", Text: text(10)}, // a retry: the last before counts
+		{Member: "m", Phase: results.PhaseDuring, Time: "2026-01-01T00:00:05Z", Text: text(50)},
+		{Member: "m", Phase: results.PhaseAfter, Time: "2026-01-01T00:00:09Z", Text: text(100)},
+		{Member: "m", Phase: results.PhaseAfter, Time: "2026-01-01T00:00:20Z", Text: text(500)}, // later: ignored
+		{Member: "m", Phase: results.PhaseDuring, Time: "2026-01-01T00:00:06Z", Error: "timeout"},
+	}
+	ws, notes := windowsFromScrapes(scrapes)
+	if len(ws) != 1 || len(ws[0].Snaps) != 3 || len(notes) != 1 {
+		t.Fatalf("windows %d, snaps %d, notes %v", len(ws), len(ws[0].Snaps), notes)
+	}
+	if d, _ := ws[0].CounterDelta(mPutTotal, nil); d != 90 {
+		t.Errorf("delta = %g, want 90 (last before → first after)", d)
+	}
+	if s := ws[0].Seconds(); s != 8 {
+		t.Errorf("window = %g s, want 8", s)
+	}
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etcdperf/etcdperf/k8s"
+)
+
+// defaultImage is the etcdperf image the worker pods run unless --image says otherwise.
+const defaultImage = "ghcr.io/etcdperf/etcdperf:latest"
+
+func newK8sCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "k8s",
+		Short: "Write Kubernetes manifests that run etcdperf from many machines",
+	}
+	cmd.AddCommand(newK8sJobCmd(a))
+	return cmd
+}
+
+func newK8sJobCmd(a *app) *cobra.Command {
+	j := k8s.Job{}
+	var startAt time.Time
+	var delay time.Duration
+	cmd := &cobra.Command{
+		Use:   "job --workers N [flags] -- bench|check ARGS...",
+		Short: "Print an Indexed Job whose N pods drive one load together, and the merge step",
+		Long: `job prints a batch/v1 Job with completionMode Indexed: N pods, each running the
+bench or check command given after -- as one worker of N (--workers N, its
+completion index as --worker-index, one --start-at for all), so each drives 1/N of
+the target rate and all start together. The comment at its top says how to apply
+it, wait for it and merge the workers' run files with 'etcdperf merge'.
+
+--endpoints must be among the arguments after --. --tls-secret mounts a Secret
+(keys ca.crt, tls.crt, tls.key, as cert-manager writes them) read-only and passes
+them as --cacert, --cert and --key. --results stdout makes each pod print its run
+file as its log (collect with kubectl logs); --results pvc writes them to the
+PersistentVolumeClaim --pvc and adds a suspended Job that merges them there.
+
+The start time is --start-at, or --start-delay from now: apply the manifest before
+then (a worker that starts late fails, and the Job with it). The image needs
+etcdperf on its PATH and /bin/sh.`,
+		Example: `  etcdperf k8s job --workers 4 --tls-secret etcd-client -- \
+    bench put --endpoints=https://etcd-0.etcd:2379 --rate 20000 --duration 60s | kubectl apply -f -`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash != 0 || len(args) == 0 {
+				return usageErr(errors.New("give the worker's command after --, e.g. -- bench put --endpoints=https://etcd:2379 --rate 1000"))
+			}
+			j.Args = args
+			j.StartAt = startAt
+			if j.StartAt.IsZero() {
+				if delay <= 0 {
+					return usageErr(errors.New("--start-delay must be positive"))
+				}
+				// Whole seconds: the time is read by people and shells too.
+				j.StartAt = time.Now().Add(delay).Truncate(time.Second).Add(time.Second).UTC()
+			}
+			if j.Name == "" {
+				j.Name = "etcdperf-" + j.StartAt.Format("20060102-150405")
+			}
+			out, err := k8s.Manifest(j)
+			if err != nil {
+				return usageErr(err)
+			}
+			if a.output == "json" {
+				return a.printJSON(map[string]any{"name": j.Name, "start_at": j.StartAt, "workers": j.Workers, "manifest": string(out)})
+			}
+			_, err = a.stdout.Write(out)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&j.Workers, "workers", 0, "worker pods, each driving 1/N of the load (required)")
+	f.StringVar(&j.Image, "image", defaultImage, "etcdperf image of the pods")
+	f.StringVar(&j.Namespace, "namespace", "", "namespace of the Job (default: kubectl's)")
+	f.StringVar(&j.Name, "name", "", "Job name (default etcdperf-<start time>)")
+	f.StringVar(&j.TLSSecret, "tls-secret", "", "Secret with the client's ca.crt, tls.crt and tls.key")
+	f.StringVar(&j.Results, "results", k8s.ResultsStdout, "where run files go: stdout (pod logs) or pvc")
+	f.StringVar(&j.PVC, "pvc", "etcdperf-results", "PersistentVolumeClaim for --results pvc")
+	f.Var((*startAtValue)(&startAt), "start-at", "when the workers start, RFC 3339 or unix seconds (default: now + --start-delay)")
+	f.DurationVar(&delay, "start-delay", 2*time.Minute, "time from now to the start, to apply the manifest and pull the image")
+	return cmd
+}
