@@ -53,6 +53,11 @@ func (a *app) merge(paths []string, out string) error {
 		if out != "" && sameFile(p, out) {
 			return usageErr(fmt.Errorf("-o %s is one of the run files to merge", out))
 		}
+		for _, q := range paths[:i] {
+			if sameFile(p, q) {
+				return usageErr(fmt.Errorf("%s is named twice: its requests would count twice", p))
+			}
+		}
 		r, err := results.ReadFile(p)
 		if err != nil {
 			return err
@@ -86,7 +91,7 @@ func (a *app) merge(paths []string, out string) error {
 	return nil
 }
 
-// sameFile reports whether two paths name one file, before it exists.
+// sameFile reports whether two paths name one file (the output may not exist yet).
 func sameFile(a, b string) bool {
 	pa, errA := filepath.Abs(a)
 	pb, errB := filepath.Abs(b)
