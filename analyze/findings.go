@@ -138,7 +138,7 @@ func (in *Input) seconds() float64 {
 
 // embedded reports whether the server shares the generator's process, so process_*
 // metrics count both.
-func (in *Input) embedded() bool { return in.Run != nil && in.Run.Target.Embedded }
+func (in *Input) embedded() bool { return in.Run != nil && in.Run.Target.InProcess }
 
 // evaluate runs every rule and folds the evidence into one finding per class.
 func evaluate(rules []Rule, base Input) []Finding {

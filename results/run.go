@@ -45,8 +45,11 @@ type Tool struct {
 
 // Target describes the cluster the load went to.
 type Target struct {
-	Endpoints     []string `json:"endpoints"`
-	Embedded      bool     `json:"embedded"`
+	Endpoints []string `json:"endpoints"`
+	Embedded  bool     `json:"embedded"`
+	// InProcess is set when the embedded etcd ran inside etcdperf's own process,
+	// so process_* metrics count server and generator together.
+	InProcess     bool     `json:"in_process,omitempty"`
 	ServerVersion string   `json:"server_version,omitempty"`
 	ClusterID     string   `json:"cluster_id,omitempty"`
 	Members       []Member `json:"members,omitempty"`

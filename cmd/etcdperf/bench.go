@@ -36,6 +36,7 @@ type benchFlags struct {
 	warmup   time.Duration
 	prefix   string
 	force    bool
+	report   string
 	keySize  int
 	valSize  int
 }
@@ -99,6 +100,7 @@ errors and Ctrl-C.`,
 	f.DurationVar(&bf.warmup, "warmup", 0, "load before the measured window, not recorded")
 	f.StringVar(&bf.prefix, "prefix", bench.DefaultPrefix, "key prefix bench writes under and deletes afterwards")
 	f.BoolVar(&bf.force, "force", false, "run even when the prefix holds keys; they are deleted after the run")
+	f.StringVar(&bf.report, "report", "", "also write a report with plots (text, HTML, PNG, SVG) to this folder")
 	f.IntVar(&bf.keySize, "key-size", 8, "key bytes after the prefix (a zero-padded index)")
 	f.IntVar(&bf.valSize, "val-size", 256, "value bytes")
 	cmd.AddCommand(newBenchPutCmd(a, bf), newBenchRangeCmd(a, bf), newBenchWatchCmd(a, bf), newBenchMixedCmd(a, bf))
@@ -255,22 +257,16 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 		defer bar.finish()
 	}
 
-	scraper := analyze.NewScraper(t.HTTP, t.MetricsURLs, scrapeEvery)
-	scraper.Before(ctx)
-	scraper.Start(ctx)
-	err = bench.Run(ctx, cfg, w, run)
-	// After the run, also after Ctrl-C: the "after" scrape brackets what was measured.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	run.Scrapes = scraper.After(sctx)
-	cancel()
+	m := a.measure(ctx, t, cfg, w, run, analyze.Options{})
+	err = m.err
 	if err != nil && len(run.Ops) == 0 {
 		return err // nothing was measured: the prefix was in use, the fill failed, ...
 	}
-	if err != nil && !run.Interrupted {
-		run.Error = err.Error()
-	}
 	path, werr := a.writeRun(run)
-	if perr := a.printBench(run, path); perr != nil {
+	if werr == nil {
+		werr = writeReport(bf.report, run, m.report)
+	}
+	if perr := a.printBench(run, path, &m.report); perr != nil {
 		return perr
 	}
 	switch {
@@ -283,7 +279,7 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	case !run.Valid:
 		return withCode(ExitInvalid, fmt.Errorf("invalid run: %s", run.InvalidReason))
 	}
-	return nil
+	return verdictExit(m.report.Verdict.Status)
 }
 
 // checkWritableDir fails before any load is sent when the run file could not be written.
@@ -376,6 +372,10 @@ type benchJSON struct {
 	RunFile       string        `json:"run_file"`
 	Ops           []benchOpJSON `json:"ops"`
 	Client        benchClient   `json:"client"`
+	// Verdict and Findings are the analyzer's diagnosis of the run, as `analyze` prints it.
+	Verdict  *analyze.Verdict  `json:"verdict,omitempty"`
+	Findings []analyze.Finding `json:"findings,omitempty"`
+	Budget   *analyze.Budget   `json:"budget,omitempty"`
 }
 
 type benchTarget struct {
@@ -426,10 +426,15 @@ func newBenchJSON(run *results.Run, runFile string) benchJSON {
 	return out
 }
 
-func (a *app) printBench(run *results.Run, runFile string) error {
+// printBench prints a run's summary and, when rep is not nil, its diagnosis.
+func (a *app) printBench(run *results.Run, runFile string, rep *analyze.Report) error {
 	switch a.output {
 	case "json":
-		return a.printJSON(newBenchJSON(run, runFile))
+		out := newBenchJSON(run, runFile)
+		if rep != nil {
+			out.Verdict, out.Findings, out.Budget = &rep.Verdict, rep.Findings, rep.Budget
+		}
+		return a.printJSON(out)
 	case "table":
 		tw := a.table()
 		fmt.Fprintln(tw, "OP\tTIME\tREQUESTS\tERRORS\tREQ/S\tTARGET\tLATE\tMEAN\tP50\tP90\tP99\tP99.9\tMAX")
@@ -449,8 +454,10 @@ func (a *app) printBench(run *results.Run, runFile string) error {
 	default:
 		a.benchSimple(run)
 	}
-	if a.output != "json" {
-		a.benchFooter(run, runFile)
+	a.benchFooter(run, runFile)
+	if rep != nil {
+		fmt.Fprintln(a.stdout)
+		return rep.Write(a.stdout, a.output)
 	}
 	return nil
 }

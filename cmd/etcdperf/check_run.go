@@ -78,12 +78,3 @@ func (a *app) connections(t *target, p *profiles.Profile) (clis []*clientv3.Clie
 		}
 	}, nil
 }
-
-// embeddedDir is the data dir of an embedded target, whose disk the host facts
-// describe; "" for a remote cluster.
-func embeddedDir(t *target) string {
-	if t.Cluster == nil {
-		return ""
-	}
-	return t.Cluster.Dir()
-}

@@ -82,7 +82,7 @@ func (a *app) merge(paths []string, out string) error {
 	if err := results.WriteFile(out, merged); err != nil {
 		return err
 	}
-	if err := a.printBench(merged, out); err != nil {
+	if err := a.printBench(merged, out, nil); err != nil {
 		return err
 	}
 	if !merged.Valid {

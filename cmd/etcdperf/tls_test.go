@@ -23,19 +23,41 @@ import (
 // testPassword is the bench user's password; no output of etcdperf may contain it.
 const testPassword = "s3cret-Pa55word-7f1c"
 
-// secureEtcd starts an etcd that requires client certificates and has auth
-// enabled: a root user and user "u" whose role may read and write the prefix
-// /etcdperf/ only. It returns the https endpoint, the certificate files and a
-// client authenticated as root.
-func secureEtcd(t *testing.T) (string, testcerts.Files, *clientv3.Client) {
+// writeCerts writes a CA and certificates valid now, or expired a day ago.
+func writeCerts(t *testing.T, valid bool) testcerts.Files {
 	t.Helper()
-	now := time.Now()
-	files, err := testcerts.Write(t.TempDir(), now.Add(-time.Hour), now.Add(24*time.Hour))
+	from, to := time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	if !valid {
+		from, to = time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour)
+	}
+	files, err := testcerts.Write(t.TempDir(), from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return files
+}
+
+// secureEtcd starts an etcd that requires client certificates and has auth
+// enabled: a root user and user "u" whose role may read and write the prefix
+// /etcdperf/ only. It trusts the CA of files and that of expired, whose client
+// certificate has expired. It returns the https endpoint and a client
+// authenticated as root.
+func secureEtcd(t *testing.T, files, expired testcerts.Files) (string, *clientv3.Client) {
+	t.Helper()
+	ca, err := os.ReadFile(files.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldCA, err := os.ReadFile(expired.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(t.TempDir(), "trusted.pem")
+	if err := os.WriteFile(bundle, append(ca, oldCA...), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c, err := cluster.Start(context.Background(), cluster.Config{TickMs: 10, ElectionMs: 100,
-		TLS: &cluster.TLS{CertFile: files.ServerCert, KeyFile: files.ServerKey, TrustedCAFile: files.CA, ClientCertAuth: true}})
+		TLS: &cluster.TLS{CertFile: files.ServerCert, KeyFile: files.ServerKey, TrustedCAFile: bundle, ClientCertAuth: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +93,7 @@ func secureEtcd(t *testing.T) (string, testcerts.Files, *clientv3.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close() })
-	return ep, files, root
+	return ep, root
 }
 
 func tlsClientConfig(t *testing.T, files testcerts.Files) *tls.Config {
@@ -112,7 +134,8 @@ func assertNoSecret(t *testing.T, r result, dir string) {
 // TestTLSAuthBench runs bench put over TLS with client certificates as user u,
 // the password given each way etcdctl takes it, and with verification skipped.
 func TestTLSAuthBench(t *testing.T) {
-	ep, files, root := secureEtcd(t)
+	files := writeCerts(t, true)
+	ep, root := secureEtcd(t, files, writeCerts(t, false))
 	certs := []string{"--cacert", files.CA, "--cert", files.ClientCert, "--key", files.ClientKey}
 	for _, tc := range []struct {
 		name string
@@ -199,17 +222,10 @@ func prefixKeys(t *testing.T, cli *clientv3.Client, prefix string) int64 {
 // TestTLSFailures: a certificate etcdperf or the server cannot accept ends the run
 // within the dial timeout with one line that names the cause.
 func TestTLSFailures(t *testing.T) {
-	ep, files, _ := secureEtcd(t)
-	now := time.Now()
-	other, err := testcerts.Write(t.TempDir(), now.Add(-time.Hour), now.Add(24*time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	expired, err := testcerts.Write(t.TempDir(), now.Add(-48*time.Hour), now.Add(-24*time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, other, expired := writeCerts(t, true), writeCerts(t, true), writeCerts(t, false)
+	ep, _ := secureEtcd(t, files, expired)
 	expiredSrv := tlsServer(t, expired)
+	hang := hangServer(t)
 	const dial = 2 * time.Second
 	for _, tc := range []struct {
 		name     string
@@ -221,8 +237,11 @@ func TestTLSFailures(t *testing.T) {
 		{"client cert from another CA", ep, []string{"--cacert", files.CA, "--cert", other.ClientCert, "--key", other.ClientKey}, "certificate"},
 		{"no client cert", ep, []string{"--cacert", files.CA}, "certificate required"},
 		{"expired server cert", expiredSrv, []string{"--cacert", expired.CA}, "expired"},
-		{"cert and key mismatched", ep, []string{"--cacert", files.CA, "--cert", files.ClientCert, "--key", other.ClientKey}, "private key does not match public key"},
-		{"plain http to a TLS server", strings.Replace(ep, "https://", "http://", 1), nil, ""},
+		{"expired client cert", ep, []string{"--cacert", files.CA, "--cert", expired.ClientCert, "--key", expired.ClientKey}, "expired certificate"},
+		{"plain http to a TLS server", strings.Replace(ep, "https://", "http://", 1), nil, "name it https://"},
+		{"TLS to a server that never answers", "https://" + hang, []string{"--cacert", files.CA}, "no answer within the dial timeout"},
+		{"server that never answers", hang, nil, "no answer within the dial timeout"},
+		{"refused", "127.0.0.1:1", nil, "connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -230,7 +249,7 @@ func TestTLSFailures(t *testing.T) {
 			took := time.Since(start)
 			t.Logf("%.2fs: %s", took.Seconds(), strings.TrimSpace(r.stderr))
 			assertCleanError(t, r)
-			if !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, tc.endpoint) {
+			if !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "cannot reach etcd at "+tc.endpoint+": ") {
 				t.Errorf("stderr %q does not name %q and the endpoint", r.stderr, tc.want)
 			}
 			if strings.Contains(r.stderr, "context deadline exceeded") {

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/hardware"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// measured is one load run with its scrapes and diagnosis.
+type measured struct {
+	run    *results.Run
+	report analyze.Report
+	// err is what bench.Run returned; run holds whatever was measured.
+	err error
+}
+
+// measure is what every load-driving command does: collect host facts, time the
+// client-to-cluster round trip, scrape the members' /metrics before, during and
+// after the load, drive it, and analyze the result.
+func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.Workload, run *results.Run, opts analyze.Options) measured {
+	run.Host = hardware.Collect(hardware.Config{DataDir: embeddedDir(t)})
+	if opts.NetworkRTTMs == 0 {
+		opts.NetworkRTTMs = statusRTTMs(ctx, t)
+	}
+	scraper := analyze.NewScraper(t.HTTP, t.MetricsURLs, scrapeEvery)
+	scraper.Before(ctx)
+	scraper.Start(ctx)
+	m := measured{run: run}
+	m.err = bench.Run(ctx, cfg, w, run)
+	// After the run, also after Ctrl-C: the "after" scrape brackets what was measured.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	run.Scrapes = scraper.After(sctx)
+	cancel()
+	if m.err != nil && !run.Interrupted {
+		run.Error = m.err.Error()
+	}
+	if len(run.Ops) > 0 {
+		// analyze.Run fails only on a run it cannot read; this one was just made.
+		m.report, _ = analyze.Run(run, opts)
+	}
+	return m
+}
+
+// statusRTTMs is the fastest of a few Status round trips to the first endpoint
+// after one to warm the connection: the network share of the latency budget
+// (Status does almost no server work). 0 when unknown.
+func statusRTTMs(ctx context.Context, t *target) float64 {
+	if t.Client == nil || len(t.Info.Endpoints) == 0 {
+		return 0
+	}
+	var rtts []float64
+	for range 6 {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		start := time.Now()
+		_, err := t.Client.Status(cctx, t.Info.Endpoints[0])
+		cancel()
+		if err != nil {
+			return 0
+		}
+		rtts = append(rtts, float64(time.Since(start))/float64(time.Millisecond))
+	}
+	return slices.Min(rtts[1:])
+}
+
+// embeddedDir is the embedded cluster's data folder, whose disk the host facts
+// describe; "" for a remote cluster.
+func embeddedDir(t *target) string {
+	if t.Cluster == nil {
+		return ""
+	}
+	return t.Cluster.Dir()
+}
+
+// reportDiagnosis converts the analyzer's report for the renderers in results, whose
+// types are JSON-identical to analyze's but free of its dependencies.
+func reportDiagnosis(rep analyze.Report) *results.Diagnosis {
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return nil
+	}
+	var d results.Diagnosis
+	if json.Unmarshal(b, &d) != nil {
+		return nil
+	}
+	return &d
+}
+
+// writeReport writes the report and plots to dir, when one is named.
+func writeReport(dir string, run *results.Run, rep analyze.Report) error {
+	if dir == "" {
+		return nil
+	}
+	return results.WriteReport(dir, run, reportDiagnosis(rep))
+}
