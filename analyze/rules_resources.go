@@ -93,9 +93,12 @@ func clientCPU(in *Input) (float64, float64, bool) {
 	if r == nil || in.embedded() || r.Client.CPUSeconds <= 0 || r.DurationS <= 0 {
 		return 0, 0, false
 	}
+	// The host facts are the generator's own (its cgroup's CPU quota), and they
+	// win when smaller: Go rounds a quota under 2 CPUs up to GOMAXPROCS 2, so a
+	// generator throttled to 0.2 CPU would otherwise look 90% idle.
 	cores := float64(r.Client.Cores)
-	if cores <= 0 {
-		cores = r.Host.EffectiveCPUs()
+	if hc := r.Host.EffectiveCPUs(); hc > 0 && (cores <= 0 || hc < cores) {
+		cores = hc
 	}
 	if cores <= 0 {
 		return 0, 0, false

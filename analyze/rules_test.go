@@ -123,6 +123,7 @@ func TestRules(t *testing.T) {
 		// client
 		{"generator saturated", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Client: results.Client{CPUSeconds: 9.5, Cores: 1}}), Fail, "95%"},
 		{"generator embedded: graded under cpu", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Target: results.Target{Embedded: true, InProcess: true}, Client: results.Client{CPUSeconds: 9.5, Cores: 1}}), "", ""},
+		{"generator under a CPU quota: graded on the quota, not GOMAXPROCS", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Host: &results.Host{CPUs: 2, CgroupCPUQuota: 0.2}, Client: results.Client{CPUSeconds: 1.9, Cores: 2}}), Fail, "on 0.2 cores = 95%"},
 		{"generator cpu not recorded", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10}), Unknown, "does not record"},
 		{"pacer lag fails", "pacer lag", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: 100}}, Client: results.Client{PacingLagP99Ms: 150}}), Fail, "150 ms"},
 		{"closed loop has no pacer", "pacer lag", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put"}}}), "", ""},

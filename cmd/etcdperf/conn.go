@@ -253,6 +253,7 @@ func probeEndpoint(ctx context.Context, ep string, tlsCfg *tls.Config, timeout t
 	stalled := fmt.Errorf("connected, but no answer within the dial timeout (%s): is the server stalled, or not etcd?", timeout)
 	if tlsCfg != nil {
 		cfg := tlsCfg.Clone()
+		cfg.NextProtos = []string{"h2"} // as gRPC: without it the server speaks HTTP/1.1
 		if cfg.ServerName == "" {
 			cfg.ServerName, _, _ = net.SplitHostPort(addr)
 		}

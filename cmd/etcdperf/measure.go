@@ -28,6 +28,11 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 	if opts.NetworkRTTMs == 0 {
 		opts.NetworkRTTMs = statusRTTMs(ctx, t)
 	}
+	if a.stderrTTY && a.output != "json" {
+		bar := newBenchBar(a.stderr, cfg)
+		cfg.Progress = bar.update
+		defer bar.finish()
+	}
 	scraper := analyze.NewScraper(t.HTTP, t.MetricsURLs, scrapeEvery)
 	scraper.Before(ctx)
 	scraper.Start(ctx)

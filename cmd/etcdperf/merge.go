@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -29,10 +30,10 @@ achieved 95% of the summed target rate over the union window.
 merge refuses run files of different clusters, commands, op sets or workload flags
 (flags that say which worker it was, its share of --rate and --total, its files
 and its connection may differ). analyze, report and compare read the merged file as
-one run. -w json prints the same summary object as bench.
+one run. It prints the same summary and diagnosis as bench (-w json: the same object).
 
-Exit 0 merged, 2 could not merge (unreadable or unlike run files), 3 the merged run
-is invalid.`,
+Exit 0 merged and the verdict passes, 1 the verdict is fail, 2 could not merge
+(unreadable or unlike run files), 3 the merged run is invalid.`,
 		Example: `  etcdperf merge worker-0.json worker-1.json worker-2.json worker-3.json -o merged.json
   etcdperf merge results/w*.json -w json`,
 		Args: cobra.MinimumNArgs(1),
@@ -82,13 +83,18 @@ func (a *app) merge(paths []string, out string) error {
 	if err := results.WriteFile(out, merged); err != nil {
 		return err
 	}
-	if err := a.printBench(merged, out, nil); err != nil {
+	// Graded as bench grades its run, on the merged load and the merged scrapes.
+	rep, err := analyze.Run(merged, analyze.Options{})
+	if err != nil {
+		return err
+	}
+	if err := a.printBench(merged, out, &rep); err != nil {
 		return err
 	}
 	if !merged.Valid {
 		return withCode(ExitInvalid, fmt.Errorf("invalid run: %s", merged.InvalidReason))
 	}
-	return nil
+	return verdictExit(rep.Verdict.Status)
 }
 
 // sameFile reports whether two paths name one file (the output may not exist yet).

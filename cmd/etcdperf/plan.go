@@ -156,7 +156,7 @@ type planStep struct {
 	Broke      string `json:"broke,omitempty"`
 	Bottleneck string `json:"bottleneck"`
 
-	lr loadRun
+	lr measured
 }
 
 // judgeStep decides whether a step held: every SLO percentile of every paced op,

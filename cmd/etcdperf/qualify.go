@@ -148,7 +148,7 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 	}
 
 	var out qualifyJSON
-	var last loadRun
+	var last measured
 	for _, tier := range order {
 		tr := tierResult{Tier: tier.Name, Criteria: staticCriteria(host, disk, tier)}
 		if allPass(tr.Criteria) || qf.tier != "" || len(out.Tiers) == 0 {
@@ -188,10 +188,10 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 
 // qualifyLoad runs the tier's load on an embedded etcd whose data lives in a
 // folder of its own inside dir, removed afterwards.
-func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf *qualifyFlags) (loadRun, error) {
+func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf *qualifyFlags) (measured, error) {
 	e, err := profiles.Load("check-perf-s")
 	if err != nil {
-		return loadRun{}, err
+		return measured{}, err
 	}
 	p := *e.Profile
 	load := tierLoad[tier.Name]
@@ -200,7 +200,7 @@ func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf
 	p.Description = fmt.Sprintf("the %s tier's load: %g puts/s of 1 KiB from %d clients", tier.Name, load.rate, load.clients)
 	sub, err := os.MkdirTemp(dir, ".etcdperf-qualify-")
 	if err != nil {
-		return loadRun{}, fmt.Errorf("data dir: %w", err)
+		return measured{}, fmt.Errorf("data dir: %w", err)
 	}
 	defer os.RemoveAll(sub)
 	saved := a.conn.dataDir
@@ -209,20 +209,20 @@ func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf
 	ctx := cmd.Context()
 	t, err := a.connect(ctx)
 	if err != nil {
-		return loadRun{}, err
+		return measured{}, err
 	}
 	defer t.Close()
 	clis, closeConns, err := a.connections(t, &p)
 	if err != nil {
-		return loadRun{}, err
+		return measured{}, err
 	}
 	defer closeConns()
 	lr, err := a.runProfile(ctx, cmd, "qualify", t, clis, &p, defaultCheckPrefix, false)
 	if err != nil {
-		return loadRun{}, err
+		return measured{}, err
 	}
 	if lr.err != nil {
-		return loadRun{}, fmt.Errorf("%s load: %w", tier.Name, lr.err)
+		return measured{}, fmt.Errorf("%s load: %w", tier.Name, lr.err)
 	}
 	return lr, nil
 }
@@ -269,7 +269,7 @@ func staticCriteria(h *results.Host, disk results.DiskResult, t hardware.Tier) [
 
 // loadCriteria grades the tier's load run: the rate achieved, the p99, and the
 // analyzer's findings.
-func loadCriteria(lr loadRun, t hardware.Tier, p99 time.Duration) []qualCriterion {
+func loadCriteria(lr measured, t hardware.Tier, p99 time.Duration) []qualCriterion {
 	load := tierLoad[t.Name]
 	var got, worst float64
 	for _, op := range lr.run.Ops {
@@ -343,7 +343,7 @@ type qualifyJSON struct {
 // finish fills the verdict: pass when the host qualifies for the asked tier (or
 // for any, when none was asked); the bottleneck is the first failing criterion's
 // resource of the highest tier tried.
-func (q *qualifyJSON) finish(asked string, host *results.Host, disk results.DiskResult, last loadRun) {
+func (q *qualifyJSON) finish(asked string, host *results.Host, disk results.DiskResult, last measured) {
 	q.Host, q.Disk = host, withoutHists(disk)
 	q.Findings = last.report.Findings
 	if q.Findings == nil {
@@ -380,7 +380,7 @@ func (q *qualifyJSON) finish(asked string, host *results.Host, disk results.Disk
 }
 
 // criterionClass names the resource behind a failed criterion.
-func criterionClass(name string, last loadRun) string {
+func criterionClass(name string, last measured) string {
 	switch name {
 	case "CPU":
 		return string(analyze.ClassCPU)

@@ -235,7 +235,7 @@ func TestTLSFailures(t *testing.T) {
 	}{
 		{"server cert from another CA", ep, []string{"--cacert", other.CA, "--cert", files.ClientCert, "--key", files.ClientKey}, "certificate signed by unknown authority"},
 		{"client cert from another CA", ep, []string{"--cacert", files.CA, "--cert", other.ClientCert, "--key", other.ClientKey}, "certificate"},
-		{"no client cert", ep, []string{"--cacert", files.CA}, "certificate required"},
+		{"no client cert", ep, []string{"--cacert", files.CA}, "requires a client certificate"},
 		{"expired server cert", expiredSrv, []string{"--cacert", expired.CA}, "expired"},
 		{"expired client cert", ep, []string{"--cacert", files.CA, "--cert", expired.ClientCert, "--key", expired.ClientKey}, "expired certificate"},
 		{"plain http to a TLS server", strings.Replace(ep, "https://", "http://", 1), nil, "name it https://"},

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// promFlags are analyze's flags for reading the members' metrics from Prometheus
+// instead of the scrapes in a run file.
+type promFlags struct {
+	url, selector string
+	from, to      time.Time
+}
+
+func (p *promFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&p.url, "prometheus", "", "read the members' metrics from this Prometheus server (http://host:9090) over --from..--to")
+	fs.StringVar(&p.selector, "selector", "", `label matchers of the members' series in Prometheus, e.g. 'job="etcd"'`)
+	fs.Var((*startAtValue)(&p.from), "from", "start of the window, RFC 3339 or unix seconds (default: the run file's start)")
+	fs.Var((*startAtValue)(&p.to), "to", "end of the window, RFC 3339 or unix seconds (default: the run file's end, else now)")
+}
+
+// set reports whether the metrics come from Prometheus.
+func (p *promFlags) set() bool { return p.url != "" }
+
+// analyzePrometheus grades the run file args[0] (if given) with its scrapes
+// replaced by the samples Prometheus stored over the window, or, without a run
+// file, the members' metrics alone over --from..--to.
+func analyzePrometheus(ctx context.Context, p *promFlags, args []string, opts analyze.Options) (analyze.Report, error) {
+	run, err := p.run(ctx, args)
+	if err != nil {
+		return analyze.Report{}, err
+	}
+	return analyze.Run(run, opts)
+}
+
+// run is the run to analyze, its scrapes read from Prometheus.
+func (p *promFlags) run(ctx context.Context, args []string) (*results.Run, error) {
+	var run *results.Run
+	if len(args) == 1 {
+		r, err := results.ReadFile(args[0])
+		if err != nil {
+			return nil, err
+		}
+		run = r
+	}
+	from, to := p.from, p.to
+	if run != nil {
+		if from.IsZero() {
+			from = run.StartedAt
+		}
+		if to.IsZero() {
+			to = run.EndedAt
+		}
+	}
+	switch {
+	case from.IsZero():
+		return nil, usageErr(errors.New("--prometheus needs --from (or a run file, whose window it takes)"))
+	case to.IsZero():
+		to = time.Now()
+	}
+	if !to.After(from) {
+		return nil, usageErr(fmt.Errorf("--to %s is not after --from %s", fmtStart(to), fmtStart(from)))
+	}
+	if run == nil {
+		// Metrics alone: no load results, so the client-side rules are unknown; the
+		// members' machines are not this one, so --cores and --memory say what they have.
+		run = &results.Run{
+			Version: results.Version, Command: "analyze --prometheus", Valid: true,
+			Tool:      results.Tool{Name: "etcdperf", Version: toolVersion(), GoVersion: runtime.Version()},
+			StartedAt: from.UTC(), EndedAt: to.UTC(), DurationS: to.Sub(from).Seconds(),
+		}
+	}
+	prom := &analyze.Prometheus{URL: p.url, Selector: p.selector}
+	scrapes, err := prom.Scrapes(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	run.Scrapes = scrapes
+	return run, nil
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// startPrometheus starts Debian's prometheus on 127.0.0.1, scraping target
+// (host:port) every second as job "etcd", in a temp dir, stopped when the test ends.
+// It skips, saying why, when prometheus is not installed.
+func startPrometheus(t *testing.T, target string) string {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skipf("prometheus not installed (apt-get install -y prometheus): %v", err)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	conf := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: etcd\n    static_configs:\n      - targets: ['%s']\n", target)
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		log.Close()
+	})
+	base := "http://" + addr
+	// Ready once it holds a sample of the member.
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(`etcd_server_has_leader{job="etcd"}`))
+		if err == nil {
+			var ans struct {
+				Data struct{ Result []any } `json:"data"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&ans)
+			resp.Body.Close()
+			if len(ans.Data.Result) > 0 {
+				return base
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(log.Name())
+	t.Fatalf("prometheus at %s has no etcd sample after 30s; log:\n%s", base, b)
+	return ""
+}
+
+// TestPrometheusMatchesScrapes analyzes one bench run twice: with the scrapes the
+// run file holds, taken from the member directly, and with the member's samples
+// read back from a real Prometheus that scraped it every second. The findings
+// must agree class by class.
+func TestPrometheusMatchesScrapes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and prometheus")
+	}
+	ep, _ := benchEtcd(t)
+	u, err := url.Parse(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom := startPrometheus(t, u.Host)
+	// Some history before the run, as a real Prometheus has.
+	time.Sleep(2 * time.Second)
+
+	path := filepath.Join(t.TempDir(), "run.json")
+	r := runBin(t, nil, "bench", "put", "--endpoints", ep, "--rate", "300", "--duration", "6s", "--val-size", "1024",
+		"--run-file", path, "-w", "json")
+	if r.code != 0 && r.code != ExitInvalid {
+		t.Fatalf("bench: exit %d: %s", r.code, r.stderr)
+	}
+	run, err := results.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Let Prometheus scrape the member once more after the run.
+	time.Sleep(2500 * time.Millisecond)
+
+	direct, err := analyze.Run(run, analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := &promFlags{url: prom, selector: `job="etcd"`}
+	ctx := context.Background()
+	fromProm, err := analyzePrometheus(ctx, pf, []string{path}, analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	promRun, err := pf.run(ctx, []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var phases []string
+	for _, sc := range promRun.Scrapes {
+		phases = append(phases, sc.Phase+"@"+sc.Time[11:23])
+	}
+	t.Logf("run %s .. %s; Prometheus scrapes: %v", run.StartedAt.Format("15:04:05.000"), run.EndedAt.Format("15:04:05.000"), phases)
+	t.Logf("direct:     %s", direct.Verdict.Summary)
+	t.Logf("prometheus: %s", fromProm.Verdict.Summary)
+
+	byClass := map[analyze.Class]analyze.Finding{}
+	for _, f := range fromProm.Findings {
+		byClass[f.Class] = f
+	}
+	if len(fromProm.Findings) != len(direct.Findings) {
+		t.Errorf("%d findings from Prometheus, %d from scrapes", len(fromProm.Findings), len(direct.Findings))
+	}
+	for _, d := range direct.Findings {
+		p, ok := byClass[d.Class]
+		t.Logf("%-10s direct %-7s | prometheus %-7s | %s | %s", d.Class, d.Severity, p.Severity, d.Summary, p.Summary)
+		if !ok || p.Severity != d.Severity {
+			t.Errorf("%s: %s from Prometheus, %s from scrapes", d.Class, p.Severity, d.Severity)
+		}
+		for i, e := range d.Evidence {
+			if i < len(p.Evidence) && e.Observed != p.Evidence[i].Observed {
+				t.Logf("           %s: %s | %s", e.Signal, e.Observed, p.Evidence[i].Observed)
+			}
+		}
+	}
+	if fromProm.Verdict.Status != direct.Verdict.Status || fromProm.Verdict.Bottleneck != direct.Verdict.Bottleneck {
+		t.Errorf("verdict %s/%s from Prometheus, %s/%s from scrapes", fromProm.Verdict.Status, fromProm.Verdict.Bottleneck,
+			direct.Verdict.Status, direct.Verdict.Bottleneck)
+	}
+
+	// The selector matches nothing; the URL refuses: one clear line, exit 2.
+	for _, p := range []*promFlags{
+		{url: prom, selector: `job="not-etcd"`},
+		{url: "http://127.0.0.1:1"},
+	} {
+		_, err := analyzePrometheus(ctx, p, []string{path}, analyze.Options{})
+		if err == nil || exitCode(err) != ExitError || strings.Contains(oneLine(err), "\n") {
+			t.Errorf("%+v: %v (exit %d)", p, err, exitCode(err))
+		}
+		t.Logf("%s %s: %s", p.url, p.selector, oneLine(err))
+	}
+	if _, err := analyzePrometheus(ctx, &promFlags{url: prom, selector: `job="not-etcd"`}, []string{path}, analyze.Options{}); !errors.Is(err, analyze.ErrNoSeries) {
+		t.Errorf("no matching series: %v", err)
+	}
+}
+
+// TestPrometheusFlags: the window needs a start, and must not be empty.
+func TestPrometheusFlags(t *testing.T) {
+	ctx := context.Background()
+	at := time.Unix(1800000000, 0)
+	for _, c := range []struct {
+		p    promFlags
+		want string
+	}{
+		{promFlags{url: "http://127.0.0.1:1"}, "needs --from"},
+		{promFlags{url: "http://127.0.0.1:1", from: at, to: at}, "is not after"},
+	} {
+		_, err := analyzePrometheus(ctx, &c.p, nil, analyze.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != ExitError {
+			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
+		}
+	}
+}
