@@ -119,6 +119,10 @@ var Rules = []Rule{
 		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcCPU,
 		Advice: "The member's CPUs are saturated: give it more (or faster) cores or lift its CPU quota, and keep other work off its machine.",
 		Eval:   serverCPURule},
+	{Class: ClassCPU, Signal: "host CPU busy (members' " + mCPUSeconds + " rate + generator CPU, / host cores)",
+		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcCPU + "; etcdperf: a member and its load generator on one host compete for the same cores",
+		Advice: "The members and the load generator share this host's cores and together saturate them: run etcdperf from another machine to learn whether the server alone keeps up, or give the host more cores.",
+		Eval:   sharedHostCPURule},
 
 	// client
 	{Class: ClassClient, Signal: "generator CPU busy (client cpu seconds / duration / cores)", Key: true,

@@ -24,13 +24,7 @@ func (a *app) runProfile(ctx context.Context, cmd *cobra.Command, command string
 	run.Flags["profile_version"] = itoa(p.Version)
 	run.Flags["clients"] = itoa(p.Clients)
 	run.Flags["rate"] = ftoa(p.Rate)
-	m := a.measure(ctx, t, cfg, w, run, analyze.Options{Clients: p.Clients})
-	if len(run.Ops) > 0 {
-		if f, ok := sharedCPUFinding(run); ok {
-			m.report.Findings = append([]analyze.Finding{f}, m.report.Findings...)
-		}
-	}
-	return m, nil
+	return a.measure(ctx, t, cfg, w, run, analyze.Options{Clients: p.Clients}), nil
 }
 
 // connections returns the profile's connections to t: the target's client and

@@ -101,34 +101,6 @@ func TestDefaultVerdict(t *testing.T) {
 	}
 }
 
-// TestSharedCPUFinding grades server plus generator CPU against the host's cores.
-func TestSharedCPUFinding(t *testing.T) {
-	scrape := func(phase string, at time.Time, cpu string) results.Scrape {
-		return results.Scrape{URL: "http://127.0.0.1:2379/metrics", Phase: phase, Time: at.Format(time.RFC3339Nano),
-			Text: "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total " + cpu + "\n"}
-	}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	run := &results.Run{
-		Target:    results.Target{Endpoints: []string{"127.0.0.1:2379"}},
-		Host:      &results.Host{CPUs: 2},
-		DurationS: 10,
-		Client:    results.Client{CPUSeconds: 8},                                                                 // 0.8 cores
-		Scrapes:   []results.Scrape{scrape("before", t0, "100"), scrape("after", t0.Add(10*time.Second), "111")}, // 1.1 cores
-	}
-	f, ok := sharedCPUFinding(run)
-	if !ok || f.Severity != analyze.Fail || !strings.Contains(f.Summary, "server 1.10 + generator 0.80 cores of 2 = 95%") {
-		t.Errorf("finding %+v, %v", f, ok)
-	}
-	run.Target.Embedded = true
-	if _, ok := sharedCPUFinding(run); ok {
-		t.Error("graded an embedded target, whose one process the analyzer grades already")
-	}
-	run.Target = results.Target{Endpoints: []string{"10.0.0.1:2379"}}
-	if _, ok := sharedCPUFinding(run); ok {
-		t.Error("graded a remote target")
-	}
-}
-
 func TestParseSLO(t *testing.T) {
 	got, err := parseSLO("p50=5ms, p99=25ms,p99.9=1s")
 	if err != nil || len(got) != 3 || got[0].MaxMs != 5 || got[1].MaxMs != 25 || got[2].Name != "p999" || got[2].MaxMs != 1000 {

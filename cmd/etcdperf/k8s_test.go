@@ -103,7 +103,8 @@ func TestWorkersLocal(t *testing.T) {
 
 	merged := filepath.Join(dir, "merged.json")
 	r := runBin(t, nil, append(append([]string{"merge"}, files...), "-o", merged, "-w", "json")...)
-	if r.code != 0 && r.code != ExitInvalid {
+	// 1 (a failing verdict) or 3 (invalid) still merged; this machine may be saturated.
+	if r.code == ExitError {
 		t.Fatalf("merge: exit %d: %s", r.code, r.stderr)
 	}
 	var sum benchJSON

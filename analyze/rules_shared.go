@@ -1,0 +1,37 @@
+package analyze
+
+import "fmt"
+
+// sharedHostCPURule grades the CPU of a host that runs the members and the
+// generator as separate processes (loopback endpoints): each may look fine alone
+// while together they saturate the cores, as etcdctl check perf --load=l does on
+// 2 cores. It does not apply to an in-process etcd (one process: the server CPU
+// rule counts both) or to a remote cluster.
+func sharedHostCPURule(in *Input) Check {
+	r := in.Run
+	if r == nil || in.embedded() || !allLoopback(r.Target.Endpoints) || r.Host == nil || r.DurationS <= 0 {
+		return Check{}
+	}
+	cores := r.Host.EffectiveCPUs()
+	if cores <= 0 || r.Client.CPUSeconds <= 0 {
+		return unknown("the host's cores or the generator's CPU time are not recorded")
+	}
+	var server float64
+	for _, w := range in.Members {
+		if !w.Usable() || w.Seconds() < minCPUWindow {
+			return unknown("a member's CPU over the window is not known")
+		}
+		d, ok := w.CounterDelta(mCPUSeconds, nil)
+		if !ok {
+			return unknown("%s absent", mCPUSeconds)
+		}
+		server += d / w.Seconds()
+	}
+	if len(in.Members) == 0 {
+		return unknown("no member was scraped")
+	}
+	client := r.Client.CPUSeconds / r.DurationS
+	u := (server + client) / cores
+	return Check{Severity: grade(u, 0.7, 0.9),
+		Observed: fmt.Sprintf("members %.2f + generator %.2f cores of %s = %s", server, client, trimFloat(cores), pct(u))}
+}

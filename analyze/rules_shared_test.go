@@ -1,0 +1,35 @@
+package analyze
+
+import (
+	"testing"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+func TestSharedHostCPURule(t *testing.T) {
+	// The member used 6 CPU-s in the 10 s window (0.6 cores).
+	member := func() *Input { return in(t, etcdBase().counter(mCPUSeconds, 0), etcdBase().counter(mCPUSeconds, 6)) }
+	run := func(eps string, inProcess bool, clientCPU float64) *results.Run {
+		return &results.Run{Version: results.Version, DurationS: 10,
+			Target: results.Target{Endpoints: []string{eps}, InProcess: inProcess},
+			Host:   &results.Host{CPUs: 2}, Client: results.Client{CPUSeconds: clientCPU, Cores: 2}}
+	}
+	for _, tc := range []struct {
+		name string
+		run  *results.Run
+		want Severity
+	}{
+		{"both light", run("http://127.0.0.1:2379", false, 2), OK},           // 0.6+0.2 of 2 = 40%
+		{"together saturate", run("http://127.0.0.1:2379", false, 13), Fail}, // 0.6+1.3 of 2 = 95%
+		{"busy", run("http://localhost:2379", false, 8.5), Warn},             // 0.6+0.85 of 2 = 72%
+		{"remote cluster", run("http://10.0.0.1:2379", false, 12), ""},
+		{"in-process etcd", run("http://127.0.0.1:2379", true, 12), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := sharedHostCPURule(withRun(member(), tc.run))
+			if c.Severity != tc.want {
+				t.Errorf("severity %q, want %q (%s)", c.Severity, tc.want, c.Observed)
+			}
+		})
+	}
+}
