@@ -12,7 +12,13 @@ func sharedHostCPURule(in *Input) Check {
 	if r == nil || in.embedded() || !allLoopback(r.Target.Endpoints) || r.Host == nil || r.DurationS <= 0 {
 		return Check{}
 	}
+	// The host facts are the generator's. Members etcdperf started (embedded) are its
+	// children and share its cgroup, so its CPU quota bounds them all; members it
+	// did not start are outside that cgroup and share the machine's cores with it.
 	cores := r.Host.EffectiveCPUs()
+	if !r.Target.Embedded {
+		cores = float64(r.Host.CPUs)
+	}
 	if cores <= 0 || r.Client.CPUSeconds <= 0 {
 		return unknown("the host's cores or the generator's CPU time are not recorded")
 	}

@@ -14,6 +14,10 @@ func TestSharedHostCPURule(t *testing.T) {
 			Target: results.Target{Endpoints: []string{eps}, InProcess: inProcess},
 			Host:   &results.Host{CPUs: 2}, Client: results.Client{CPUSeconds: clientCPU, Cores: 2}}
 	}
+	quota := func(r *results.Run, embedded bool) *results.Run {
+		r.Host.CgroupCPUQuota, r.Target.Embedded = 0.5, embedded
+		return r
+	}
 	for _, tc := range []struct {
 		name string
 		run  *results.Run
@@ -24,6 +28,10 @@ func TestSharedHostCPURule(t *testing.T) {
 		{"busy", run("http://localhost:2379", false, 8.5), Warn},             // 0.6+0.85 of 2 = 72%
 		{"remote cluster", run("http://10.0.0.1:2379", false, 12), ""},
 		{"in-process etcd", run("http://127.0.0.1:2379", true, 12), ""},
+		// The generator alone is under a 0.5-CPU quota: 0.6+0.5 of the host's 2 = 55%.
+		{"generator's quota, members outside it", quota(run("http://127.0.0.1:2379", false, 5), false), OK},
+		// Embedded members are the generator's children, in its cgroup: 0.6+0.5 of 0.5 = 220%.
+		{"embedded members share the generator's quota", quota(run("http://127.0.0.1:2379", false, 5), true), Fail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := sharedHostCPURule(withRun(member(), tc.run))

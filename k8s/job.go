@@ -124,7 +124,7 @@ func (j Job) WorkerArgs() []string {
 	args = append(args,
 		"--workers="+strconv.Itoa(j.Workers),
 		"--worker-index=$("+IndexEnv+")",
-		"--start-at="+j.StartAt.UTC().Format(time.RFC3339),
+		"--start-at="+j.StartAt.UTC().Format(time.RFC3339Nano),
 		"--run-file="+j.runFile(),
 	)
 	if j.TLSSecret != "" {
@@ -183,7 +183,7 @@ func (j Job) header(b *bytes.Buffer) {
 		ns = " -n " + j.Namespace
 	}
 	fmt.Fprintf(b, "# etcdperf: %d workers run `etcdperf %s`, each at 1/%d of its rate,\n", j.Workers, strings.Join(j.Args, " "), j.Workers)
-	fmt.Fprintf(b, "# all starting at %s. Apply before then:\n", j.StartAt.UTC().Format(time.RFC3339))
+	fmt.Fprintf(b, "# all starting at %s. Apply before then:\n", j.StartAt.UTC().Format(time.RFC3339Nano))
 	fmt.Fprintf(b, "#   kubectl%s apply -f <this file>\n", ns)
 	fmt.Fprintf(b, "# then wait for the workers:\n#   kubectl%s wait --for=condition=complete --timeout=1h job/%s\n", ns, j.Name)
 	if j.Results == ResultsPVC {

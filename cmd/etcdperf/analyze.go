@@ -14,6 +14,7 @@ import (
 func newAnalyzeCmd(a *app) *cobra.Command {
 	var (
 		dumps   []string
+		pf      = &promFlags{}
 		cores   float64
 		memory  int64
 		window  time.Duration
@@ -49,6 +50,8 @@ garbage, a run file of another version).`,
 			var rep analyze.Report
 			var err error
 			switch {
+			case pf.set() && len(dumps) == 0:
+				rep, err = analyzePrometheus(cmd.Context(), pf, args, opts)
 			case len(args) == 1 && len(dumps) == 0:
 				rep, err = analyzeRunFile(args[0], opts)
 			case len(args) == 0 && len(dumps) == 2:
@@ -72,6 +75,7 @@ garbage, a run file of another version).`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&dumps, "metrics", nil, "a saved /metrics dump of one member; give it twice: before, then after")
+	pf.register(f)
 	f.Float64Var(&cores, "cores", 0, "CPUs of the member (default: the run's host facts when the members ran on that host)")
 	f.Int64Var(&memory, "memory", 0, "memory of the member in bytes, its cgroup limit if it has one (default: as --cores)")
 	f.DurationVar(&window, "window", 0, "time between the two --metrics dumps (default: the files' modification times)")

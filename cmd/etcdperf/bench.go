@@ -39,6 +39,7 @@ type benchFlags struct {
 	report   string
 	keySize  int
 	valSize  int
+	worker   workerFlags
 }
 
 // rangeFlags shape range requests (range and mixed).
@@ -103,6 +104,7 @@ errors and Ctrl-C.`,
 	f.StringVar(&bf.report, "report", "", "also write a report with plots (text, HTML, PNG, SVG) to this folder")
 	f.IntVar(&bf.keySize, "key-size", 8, "key bytes after the prefix (a zero-padded index)")
 	f.IntVar(&bf.valSize, "val-size", 256, "value bytes")
+	bf.worker.register(f)
 	cmd.AddCommand(newBenchPutCmd(a, bf), newBenchRangeCmd(a, bf), newBenchWatchCmd(a, bf), newBenchMixedCmd(a, bf))
 	return cmd
 }
@@ -220,6 +222,9 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	if err := bf.validate(); err != nil {
 		return usageErr(err)
 	}
+	if err := bf.worker.apply(&bf.prefix); err != nil {
+		return usageErr(err)
+	}
 	if err := checkWritableDir(a.resultsDir, a.runFile); err != nil {
 		return err
 	}
@@ -257,6 +262,9 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 		defer bar.finish()
 	}
 
+	if err := bf.worker.start(ctx, a.stderr, &cfg.Rate, &cfg.Total, run.Flags); err != nil {
+		return err
+	}
 	m := a.measure(ctx, t, cfg, w, run, analyze.Options{})
 	err = m.err
 	if err != nil && len(run.Ops) == 0 {

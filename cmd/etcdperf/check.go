@@ -35,6 +35,8 @@ type checkFlags struct {
 	warmupSet bool
 	prefix    string
 	force     bool
+	report    string
+	worker    workerFlags
 }
 
 func newCheckCmd(a *app) *cobra.Command {
@@ -79,6 +81,8 @@ Exit codes follow the chosen verdict (the default one, or etcdctl's with --compa
 	f.BoolVar(&cf.compat, "compat", false, "exit code follows etcdctl check perf's rule instead of etcdperf's")
 	f.StringVar(&cf.prefix, "prefix", defaultCheckPrefix, "key prefix the check writes under and deletes afterwards")
 	f.BoolVar(&cf.force, "force", false, "run even when the prefix holds keys; they are deleted after the run")
+	f.StringVar(&cf.report, "report", "", "also write a report with plots (text, HTML, PNG, SVG) to this folder")
+	cf.worker.register(f)
 	return cmd
 }
 
@@ -140,6 +144,9 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := cf.worker.apply(&cf.prefix); err != nil {
+		return usageErr(err)
+	}
 	if err := checkWritableDir(a.resultsDir, a.runFile); err != nil {
 		return err
 	}
@@ -154,6 +161,9 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 		return err
 	}
 	defer closeConns()
+	if err := cf.worker.start(ctx, a.stderr, &p.Rate, nil, nil); err != nil {
+		return err
+	}
 	lr, err := a.runProfile(ctx, cmd, "check", t, clis, p, cf.prefix, cf.force)
 	if err != nil {
 		return err
@@ -176,6 +186,9 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 		out.Findings = []analyze.Finding{}
 	}
 	path, werr := a.writeRun(run)
+	if werr == nil {
+		werr = writeReport(cf.report, run, lr.report)
+	}
 	b := newBenchJSON(run, path)
 	out.Ops, out.Valid, out.InvalidReason, out.DurationS, out.RunFile, out.Client = b.Ops, b.Valid, b.InvalidReason, b.DurationS, path, b.Client
 	if perr := a.printCheck(out, lr.report); perr != nil {

@@ -103,7 +103,7 @@ func TestMemberKilledMidRun(t *testing.T) {
 				t.Fatal("still running 60 s after the kill")
 			}
 			if s.code != ExitOK && s.code != ExitInvalid {
-				t.Fatalf("exit %d: %s", s.code, s.stderr.String())
+				t.Fatalf("exit %d: %s\n%s", s.code, s.stderr.String(), s.stdout.String())
 			}
 			var out struct {
 				RunFile string `json:"run_file"`

@@ -1,0 +1,99 @@
+package livetest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/cluster"
+)
+
+// peerDelay is added in each direction between the other members and the slow
+// follower: a 100 ms round trip, between the 50 ms warn and 150 ms fail thresholds.
+const peerDelay = 50 * time.Millisecond
+
+// TestLivePeerNetwork puts one follower of a 3-member cluster far away: its peer
+// URL is changed (MemberUpdate, the real etcd API) to a delay proxy in front of its
+// peer port, so every connection the others open to it — the RTT probes and the
+// streams that carry its messages — is delayed. The other members must report the
+// round trip to it; the follower's own probes go direct and must stay ok.
+//
+// etcd samples peer RTT seldom: each prober records its smoothed RTT (an average
+// starting at zero, α = 1/8, one probe every 4 s) 5 s after it starts and then
+// every 30 s. The measured window therefore has to hold the sample taken 35 s after
+// the peer URL changed, when the average has reached about two thirds of the true
+// round trip; the test waits for it. A run shorter than that holds no sample, and
+// the analyzer then says the peer RTT is unknown, never ok.
+func TestLivePeerNetwork(t *testing.T) {
+	requireLive(t)
+	c := startCluster(t, cluster.Config{Members: 3})
+	cli := clusterClient(t, c)
+	ctx := context.Background()
+
+	list, err := cli.MemberList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]uint64{}
+	for _, m := range list.Members {
+		ids[m.Name] = m.ID
+	}
+	var slow *cluster.Member
+	for _, m := range c.Members() {
+		st, err := cli.Status(ctx, m.ClientURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Leader != ids[m.Name] {
+			slow = m
+		}
+	}
+	slowID := fmt.Sprintf("%x", ids[slow.Name])
+	pu, err := url.Parse(slow.PeerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := "http://" + delayProxy(t, pu.Host, peerDelay)
+	if _, err := cli.MemberUpdate(ctx, ids[slow.Name], []string{proxy}); err != nil {
+		t.Fatalf("advertise %s's peer URL as %s: %v", slow.Name, proxy, err)
+	}
+	changed := time.Now()
+	// Connections already open stay direct until they break: stopping the follower
+	// longer than etcd's 5 s stream read timeout makes the others redial it, now
+	// through the proxy. PreVote keeps the leader in place when it resumes.
+	if err := slow.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(7 * time.Second)
+	if err := slow.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(changed.Add(24 * time.Second)))
+	run := measure(t, c, cli, load{prefix: "/etcdperf/peers/", valSize: 256, rate: 100, workers: 16, duration: 13 * time.Second})
+	if since := time.Since(changed); since < 36*time.Second {
+		t.Fatalf("the window ended %.0f s after the peer URL changed: too early to hold etcd's 35 s RTT sample", since.Seconds())
+	}
+
+	rep := analyzeRun(t, run, analyze.Options{})
+	if f := findingOf(rep, analyze.ClassNetwork); f.Severity != analyze.Warn && f.Severity != analyze.Fail {
+		t.Errorf("follower %s behind a %v delay each way: network %s, want warn or fail: %s", slow.Name, peerDelay, f.Severity, f.Summary)
+	}
+	slowHost := strings.TrimPrefix(slow.ClientURL, "http://")
+	for _, e := range evidence(rep, analyze.ClassNetwork, "peer round trip") {
+		switch {
+		case e.Member == slowHost && e.Severity != analyze.OK:
+			t.Errorf("the slow follower's own probes go direct, yet its peer RTT is %s: %s", e.Severity, e.Observed)
+		case e.Member != slowHost && (e.Severity == analyze.OK || !strings.Contains(e.Observed, "to "+slowID)):
+			t.Errorf("member %s: peer RTT %s (%s), want warn or fail to %s (%s)", e.Member, e.Severity, e.Observed, slowID, slow.Name)
+		}
+	}
+	requireNoFail(t, rep, "one distant follower", analyze.ClassDisk, analyze.ClassCPU, analyze.ClassMemory, analyze.ClassClient)
+	if b := rep.Verdict.Bottleneck; b != string(analyze.ClassNetwork) && b != analyze.BottleneckNone {
+		t.Errorf("a distant follower blamed on %s: %s", b, rep.Verdict.Summary)
+	}
+}

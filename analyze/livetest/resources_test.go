@@ -1,0 +1,324 @@
+package livetest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/hardware"
+	"github.com/etcdperf/etcdperf/internal/faults"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// Ground truth for the resource classes: an etcd member in a process of its own,
+// limited for real by a cgroup v1 controller (blkio write IOPS, memory, CPU quota),
+// or the generator limited instead, driven by bench.Run as `etcdperf bench` drives
+// it. The verdict must name the limited resource; the same member without the
+// limit must not raise that alarm. Assertions are on classes and severities, never
+// on figures: the machine is shared and noisy.
+
+// startCluster starts members as separate processes (this test binary re-executed
+// as etcd, see TestMain) and stops them when the test ends.
+func startCluster(t *testing.T, cfg cluster.Config) *cluster.Cluster {
+	t.Helper()
+	cfg.Processes = true
+	c, err := cluster.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("stop etcd: %v", err)
+		}
+	})
+	return c
+}
+
+func clusterClient(t *testing.T, c *cluster.Cluster) *clientv3.Client {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// load is a put load as `etcdperf bench put` runs it: rate 0 is a closed loop.
+type load struct {
+	prefix   string
+	valSize  int
+	rate     float64
+	workers  int
+	duration time.Duration
+}
+
+// measure does what `etcdperf bench` does around a load: host facts of this
+// process, every member's /metrics scraped before, during and after, and the load
+// itself. The scenario analyzes the run with what it knows of the member.
+func measure(t *testing.T, c *cluster.Cluster, cli *clientv3.Client, l load) *results.Run {
+	t.Helper()
+	ctx := context.Background()
+	w, err := bench.NewPut([]*clientv3.Client{cli}, bench.PutConfig{Prefix: l.prefix, KeySize: 16, ValSize: l.valSize, KeySpace: 10_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &results.Run{Version: results.Version, Command: "bench put",
+		Target: results.Target{Endpoints: c.Endpoints(), Embedded: true},
+		Flags:  map[string]string{"clients": fmt.Sprint(l.workers)},
+		Host:   hardware.Collect(hardware.Config{DataDir: c.Dir()})}
+	var urls []string
+	for _, ep := range c.Endpoints() {
+		urls = append(urls, ep+"/metrics")
+	}
+	s := analyze.NewScraper(nil, urls, time.Second)
+	s.Before(ctx)
+	s.Start(ctx)
+	cfg := bench.Config{Workers: l.workers, Rate: l.rate, Duration: l.duration, Warmup: time.Second, Prefix: l.prefix, KV: cli}
+	err = bench.Run(ctx, cfg, w, run)
+	run.Scrapes = s.After(ctx)
+	if err != nil {
+		t.Fatalf("bench put: %v", err)
+	}
+	op := run.Ops[0]
+	t.Logf("load %s: %d puts of %d B at %.0f/s (target %.0f), p99 %.1f ms, valid %v %s; generator %.2f CPU-s in %.1f s",
+		l.prefix, op.Requests, l.valSize, op.ThroughputRPS, l.rate, op.Latency.P99, run.Valid, run.InvalidReason, run.Client.CPUSeconds, run.DurationS)
+	return run
+}
+
+func analyzeRun(t *testing.T, run *results.Run, opts analyze.Options) analyze.Report {
+	t.Helper()
+	rep, err := analyze.Run(run, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logReport(t, rep)
+	return rep
+}
+
+// evidence is the evidence of class c whose signal starts with signal.
+func evidence(rep analyze.Report, c analyze.Class, signal string) []analyze.Evidence {
+	var out []analyze.Evidence
+	for _, e := range findingOf(rep, c).Evidence {
+		if strings.HasPrefix(e.Signal, signal) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// requireNoFail fails the test for each class that graded fail.
+func requireNoFail(t *testing.T, rep analyze.Report, what string, classes ...analyze.Class) {
+	t.Helper()
+	for _, c := range classes {
+		if f := findingOf(rep, c); f.Severity == analyze.Fail {
+			t.Errorf("%s: false alarm, %s fail: %s", what, c, f.Summary)
+		}
+	}
+}
+
+// TestLiveDisk puts the member's data dir on an ext4 loop device and runs the same
+// modest open-loop put load twice: on the plain device, then with the member's
+// writes throttled to 100 IOPS by a blkio cgroup (the WAL's fdatasync p99 goes from
+// well under 1 ms to about 100 ms). Only the throttled run may blame the disk.
+func TestLiveDisk(t *testing.T) {
+	requireLive(t)
+	faults.RequireRoot(t)
+	l := faults.NewLoopExt4(t, 512<<20)
+	cg := faults.NewCgroup(t, "blkio", "blkio.throttle.write_iops_device")
+	c := startCluster(t, cluster.Config{Dir: l.Mount})
+	cli := clusterClient(t, c)
+	ld := load{prefix: "/etcdperf/disk/", valSize: 1024, rate: 100, workers: 32, duration: 8 * time.Second}
+
+	plain := analyzeRun(t, measure(t, c, cli, ld), analyze.Options{})
+	requireNoFail(t, plain, "plain loop device", analyze.ClassDisk)
+	if f := findingOf(plain, analyze.ClassDisk); f.Severity == analyze.Unknown {
+		t.Errorf("plain loop device: disk unknown on a live member: %s", f.Summary)
+	}
+
+	if err := cg.Set("blkio.throttle.write_iops_device", l.MajMin+" 100"); err != nil {
+		t.Skipf("cannot set a write IOPS limit on %s: %v", l.Device, err)
+	}
+	if err := cg.Add(c.Members()[0].Pid()); err != nil {
+		t.Fatal(err)
+	}
+	slow := analyzeRun(t, measure(t, c, cli, ld), analyze.Options{})
+	if slow.Verdict.Bottleneck != string(analyze.ClassDisk) {
+		t.Errorf("throttled to 100 IOPS: bottleneck = %s, want disk: %s", slow.Verdict.Bottleneck, slow.Verdict.Summary)
+	}
+	wal := evidence(slow, analyze.ClassDisk, "wal fsync")
+	if len(wal) == 0 || wal[0].Severity != analyze.Fail {
+		t.Errorf("throttled to 100 IOPS: WAL fsync evidence = %+v, want fail", wal)
+	}
+}
+
+// rssPeak polls the member's resident set until stop is closed and returns the
+// highest value seen.
+func rssPeak(metricsURL string, stop <-chan struct{}) <-chan float64 {
+	out := make(chan float64, 1)
+	go func() {
+		peak := 0.0
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if text, err := analyze.Fetch(context.Background(), nil, metricsURL); err == nil {
+				if s, err := analyze.Parse(text); err == nil {
+					if v, ok := s.Value("process_resident_memory_bytes", nil); ok && v > peak {
+						peak = v
+					}
+				}
+			}
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return out
+}
+
+// TestLiveMemory runs a member in a memory cgroup whose limit sits just above its
+// working set. The cliff (DESIGN.md) rules out a fixed limit: under the working
+// set etcd is OOM-killed rather than slowed. So the member first takes 1,500 puts
+// of 64 KiB unlimited (the raft log keeps them in memory), its peak RSS is measured,
+// the limit is set to 1.2 times that peak, and a further large-value load runs
+// under it. The memory finding must name RSS against the limit; graded against the
+// host's RAM, the same run must not raise it.
+func TestLiveMemory(t *testing.T) {
+	requireLive(t)
+	faults.RequireRoot(t)
+	cg := faults.NewCgroup(t, "memory", "memory.limit_in_bytes")
+	// Children inherit their parent's cgroup when forked, so the member is charged
+	// to the group from its first page: this process joins it for the start only.
+	if err := cg.Add(os.Getpid()); err != nil {
+		t.Skipf("cannot join a memory cgroup: %v", err)
+	}
+	c, err := cluster.Start(context.Background(), cluster.Config{Processes: true})
+	if rerr := cg.Remove(os.Getpid()); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	cli := clusterClient(t, c)
+
+	const val = 64 << 10
+	stop := make(chan struct{})
+	peakc := rssPeak(c.Endpoints()[0]+"/metrics", stop)
+	putLoad(t, cli, "/etcdperf/memory-preload/", 1500, val, 8)
+	close(stop)
+	peak := <-peakc
+	if peak == 0 {
+		t.Fatal("no process_resident_memory_bytes from the member")
+	}
+	limit := int64(peak*1.2) &^ 4095
+	if err := cg.Set("memory.limit_in_bytes", fmt.Sprint(limit)); err != nil {
+		t.Fatalf("member RSS peaked at %.0f MiB; %v", peak/(1<<20), err)
+	}
+	t.Logf("member RSS peaked at %.0f MiB after 1,500 puts of 64 KiB; limit set to %.0f MiB", peak/(1<<20), float64(limit)/(1<<20))
+
+	run := measure(t, c, cli, load{prefix: "/etcdperf/memory/", valSize: val, rate: 20, workers: 8, duration: 10 * time.Second})
+	failcnt, _ := cg.Get("memory.failcnt")
+	maxUsage, _ := cg.Get("memory.max_usage_in_bytes")
+	t.Logf("cgroup: limit hit %s times, max usage %s B", failcnt, maxUsage)
+
+	rep := analyzeRun(t, run, analyze.Options{MemoryBytes: limit})
+	f := findingOf(rep, analyze.ClassMemory)
+	rss := evidence(rep, analyze.ClassMemory, "peak RSS")
+	if f.Severity != analyze.Fail && f.Severity != analyze.Warn {
+		t.Errorf("member near its memory limit: memory %s, want warn or fail: %s", f.Severity, f.Summary)
+	}
+	if len(rss) == 0 || rss[0].Severity == analyze.OK || !strings.Contains(rss[0].Observed, "--memory") {
+		t.Errorf("RSS evidence = %+v, want RSS graded against the %d B limit", rss, limit)
+	}
+	if f.Severity == analyze.Fail && rep.Verdict.Bottleneck != string(analyze.ClassMemory) {
+		t.Errorf("memory fails but the bottleneck is %s: %s", rep.Verdict.Bottleneck, rep.Verdict.Summary)
+	}
+
+	// The same run graded against the memory of this (unlimited) process: no alarm.
+	host := analyzeRun(t, run, analyze.Options{})
+	if f := findingOf(host, analyze.ClassMemory); f.Severity == analyze.Fail || f.Severity == analyze.Warn {
+		t.Errorf("graded against %d B of host memory: memory %s: %s", run.Host.MemoryBytes, f.Severity, f.Summary)
+	}
+}
+
+// TestLiveServerCPU runs a member first free, under a modest open-loop load that
+// must raise no CPU alarm, then under a cgroup CPU quota of 15% of one CPU with a
+// closed-loop load: the verdict must name the server's CPU, not the generator.
+//
+// The member is not in this process's cgroup, so the analyzer is told the CPUs it
+// has (analyze.Options.Cores, as `--cores` would); the host facts are this
+// process's own.
+func TestLiveServerCPU(t *testing.T) {
+	requireLive(t)
+	faults.RequireRoot(t)
+	cg := faults.NewCgroup(t, "cpu", "cpu.cfs_quota_us")
+	c := startCluster(t, cluster.Config{})
+	cli := clusterClient(t, c)
+
+	free := analyzeRun(t, measure(t, c, cli, load{prefix: "/etcdperf/cpu-free/", valSize: 256, rate: 200, workers: 16, duration: 8 * time.Second}), analyze.Options{})
+	requireNoFail(t, free, "free member at 200 puts/s", analyze.ClassCPU, analyze.ClassClient)
+
+	const quota = 0.15
+	if err := cg.Set("cpu.cfs_quota_us", fmt.Sprint(int(quota*100_000))); err != nil {
+		t.Skipf("cannot set a CPU quota: %v", err)
+	}
+	if err := cg.Set("cpu.cfs_period_us", "100000"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cg.Add(c.Members()[0].Pid()); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeRun(t, measure(t, c, cli, load{prefix: "/etcdperf/cpu/", valSize: 256, workers: 16, duration: 10 * time.Second}), analyze.Options{Cores: quota})
+	if rep.Verdict.Bottleneck != string(analyze.ClassCPU) {
+		t.Errorf("member under a %.2f CPU quota: bottleneck = %s, want cpu: %s", quota, rep.Verdict.Bottleneck, rep.Verdict.Summary)
+	}
+	if ev := evidence(rep, analyze.ClassCPU, "server CPU"); len(ev) == 0 || ev[0].Severity != analyze.Fail {
+		t.Errorf("server CPU evidence = %+v, want fail", ev)
+	}
+	requireNoFail(t, rep, "member under a CPU quota", analyze.ClassClient)
+}
+
+// TestLiveClientSaturated limits the generator instead: this test process joins a
+// cgroup with 20% of one CPU and paces 5,000 puts/s at a free member. The run must
+// be invalid with the client named, and the server's CPU must not be blamed.
+func TestLiveClientSaturated(t *testing.T) {
+	requireLive(t)
+	faults.RequireRoot(t)
+	cg := faults.NewCgroup(t, "cpu", "cpu.cfs_quota_us")
+	c := startCluster(t, cluster.Config{})
+	cli := clusterClient(t, c)
+
+	const quota = 0.2
+	if err := cg.Set("cpu.cfs_quota_us", fmt.Sprint(int(quota*100_000))); err != nil {
+		t.Skipf("cannot set a CPU quota: %v", err)
+	}
+	if err := cg.Add(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	// On a failure the group's cleanup moves this process back.
+	run := measure(t, c, cli, load{prefix: "/etcdperf/client/", valSize: 256, rate: 5000, workers: 64, duration: 8 * time.Second})
+	if err := cg.Remove(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+
+	// The member is outside the generator's cgroup: it has the machine's CPUs.
+	rep := analyzeRun(t, run, analyze.Options{Cores: float64(runtime.NumCPU())})
+	if rep.Verdict.Status != analyze.StatusInvalid || rep.Verdict.Bottleneck != string(analyze.ClassClient) {
+		t.Errorf("generator under a %.1f CPU quota: verdict %s/%s, want invalid/client: %s", quota, rep.Verdict.Status, rep.Verdict.Bottleneck, rep.Verdict.Summary)
+	}
+	requireNoFail(t, rep, "generator saturated", analyze.ClassCPU, analyze.ClassDisk)
+}
