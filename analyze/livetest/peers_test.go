@@ -84,7 +84,11 @@ func TestLivePeerNetwork(t *testing.T) {
 		t.Errorf("follower %s behind a %v delay each way: network %s, want warn or fail: %s", slow.Name, peerDelay, f.Severity, f.Summary)
 	}
 	slowHost := strings.TrimPrefix(slow.ClientURL, "http://")
-	for _, e := range evidence(rep, analyze.ClassNetwork, "peer round trip") {
+	rtt := evidence(rep, analyze.ClassNetwork, "peer round trip")
+	if len(rtt) != len(c.Members()) {
+		t.Errorf("peer RTT evidence for %d members, want %d: %+v", len(rtt), len(c.Members()), rtt)
+	}
+	for _, e := range rtt {
 		switch {
 		case e.Member == slowHost && e.Severity != analyze.OK:
 			t.Errorf("the slow follower's own probes go direct, yet its peer RTT is %s: %s", e.Severity, e.Observed)

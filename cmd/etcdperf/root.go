@@ -76,7 +76,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVarP(&a.output, "write-out", "w", "simple", "output format: simple, json or table")
 	pf.StringVar(&a.resultsDir, "results-dir", "results", "folder for run files")
 	pf.StringVar(&a.runFile, "run-file", "", "path of the run file to write (default: a new file in --results-dir)")
-	pf.BoolVar(&a.debug, "debug", false, "show error details")
+	pf.BoolVar(&a.debug, "debug", false, "after an error, show the chain of wrapped errors with their types")
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
@@ -99,6 +99,12 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	var ee *exitError
 	if err != nil && !(errors.As(err, &ee) && ee.err == nil) {
 		fmt.Fprintf(a.stderr, "etcdperf: %s\n", oneLine(err))
+		if a.debug {
+			// The chain of wrapped errors, innermost last, with their types.
+			for e := err; e != nil; e = errors.Unwrap(e) {
+				fmt.Fprintf(a.stderr, "  %T: %v\n", e, e)
+			}
+		}
 	}
 	return code
 }
