@@ -14,9 +14,9 @@ build: ## build bin/etcdperf
 etcd: ## build bin/etcd, the etcd server release etcdperf embeds, as a separate binary
 	$(GO) build -o bin/etcd go.etcd.io/etcd/server/v3
 
-test: ## the whole suite (what CI runs): unit, live against real etcd, e2e of the binary, race on the generator
+test: ## the whole suite (what CI runs): unit, live against real etcd, e2e of the binary, race on the generator; packages one at a time, so live tests do not load each other's disk and CPU
 	$(GO) vet $(PKGS)
-	$(GO) test -count=1 -timeout 14m $(PKGS)
+	$(GO) test -count=1 -p 1 -timeout 14m $(PKGS)
 	$(GO) test -race -count=1 -timeout 10m ./bench/ ./results/
 
 lint: ## gofmt, go vet, staticcheck

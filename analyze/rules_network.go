@@ -37,7 +37,9 @@ func peerRTTRule(in *Input) Check {
 		}
 	}
 	if worstV < 0 {
-		return unknown("no peer round trips measured in the window")
+		// etcd records each prober's smoothed RTT 5 s after it starts and then only
+		// every 30 s, so a short run often holds no sample at all.
+		return unknown("no peer round trips measured in the window (etcd samples them every 30 s; run longer)")
 	}
 	return worst
 }

@@ -95,6 +95,7 @@ func TestRules(t *testing.T) {
 		{"peer rtt p99 200 ms fails", "peer round trip", in(t, rtt("b", 0, 0, 1), rtt("b", 90, 10, 0.2048)), Fail, "to b"},
 		{"peer rtt healthy", "peer round trip", in(t, rtt("b", 0, 0, 1), rtt("b", 200, 0, 1)), OK, "to b"},
 		{"single member has no peers", "peer round trip", single(in(t, etcdBase(), etcdBase())), OK, "single member"},
+		{"peer rtt not sampled in a short window", "peer round trip", in(t, rtt("b", 2, 0, 1), rtt("b", 2, 0, 1)), Unknown, "every 30 s"},
 		{"peer rtt absent, member count unknown", "peer round trip", in(t, etcdBase(), etcdBase()), Unknown, "absent"},
 		{"peer send failures absent on etcd read as 0", "peer send failures", in(t, etcdBase(), etcdBase()), OK, "0"},
 		{"peer send failures warn", "peer send failures", in(t,

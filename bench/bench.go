@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -100,7 +101,20 @@ type Config struct {
 
 	// Progress, when set, is called about four times a second.
 	Progress func(Progress)
+
+	// Connected, when set, says whether a connection to the cluster is up. A
+	// run in which it says false for DialTimeout stops with ErrUnreachable: the
+	// cluster went away, and requests would wait for it forever (etcd's client
+	// waits for a connection to be ready).
+	Connected   func() bool
+	DialTimeout time.Duration
 }
+
+// ErrUnreachable ends a run that lost every connection to the cluster.
+var ErrUnreachable = errors.New("lost the cluster")
+
+// connectedPoll is how often Run asks Config.Connected.
+const connectedPoll = 50 * time.Millisecond
 
 // ErrPrefixInUse is returned when the prefix holds keys before the run and Force is not set.
 var ErrPrefixInUse = errors.New("prefix already holds keys")
@@ -125,6 +139,8 @@ func (c Config) check() error {
 		return errors.New("an empty prefix would cover every key; name one")
 	case c.KV == nil:
 		return errors.New("no client for the prefix check and cleanup")
+	case c.Connected != nil && c.DialTimeout <= 0:
+		return errors.New("a connection check needs a positive dial timeout")
 	}
 	return nil
 }
@@ -134,16 +150,34 @@ func (c Config) check() error {
 // start of the load, warm-up included) and EndedAt. The prefix is deleted
 // afterwards, on errors and on cancellation too. When ctx is cancelled mid-run,
 // Run stops promptly, fills run with the partial results, sets Interrupted and
-// returns ctx's error.
-func Run(ctx context.Context, cfg Config, w Workload, run *results.Run) (err error) {
+// returns ctx's error. When the cluster goes away (see Config.Connected), Run
+// stops likewise, marks the partial run invalid and returns ErrUnreachable.
+func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err error) {
 	if err := cfg.check(); err != nil {
 		return err
 	}
+	ctx, stopWatch := watchConnection(parent, cfg)
+	defer stopWatch()
+	// lost is the cause when the run stopped because the cluster went away.
+	lost := func() error {
+		if cause := context.Cause(ctx); parent.Err() == nil && errors.Is(cause, ErrUnreachable) {
+			return cause
+		}
+		return nil
+	}
 	if err := checkPrefix(ctx, cfg.KV, cfg.Prefix, cfg.Force); err != nil {
+		if l := lost(); l != nil {
+			return l
+		}
 		return err
 	}
 	defer func() {
-		if cerr := cleanup(cfg.KV, cfg.Prefix); cerr != nil {
+		if l := lost(); l != nil && !cfg.Connected() {
+			// Deleting would wait for a connection as long as it is allowed to.
+			err = fmt.Errorf("%w; the keys under %q could not be deleted", err, cfg.Prefix)
+			return
+		}
+		if cerr := cleanup(cfg.KV, cfg.Prefix, ctx.Err() != nil); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}()
@@ -155,6 +189,9 @@ func Run(ctx context.Context, cfg Config, w Workload, run *results.Run) (err err
 		if err := p.Prepare(ctx, e.emit); err != nil {
 			if fin != nil {
 				fin.Finish(ctx)
+			}
+			if l := lost(); l != nil {
+				return l
 			}
 			return fmt.Errorf("prepare: %w", err)
 		}
@@ -176,11 +213,51 @@ func Run(ctx context.Context, cfg Config, w Workload, run *results.Run) (err err
 	if fin != nil {
 		fin.Annotate(ops)
 	}
-	e.fill(ctx, run, ops, window)
+	e.fill(parent, run, ops, window)
 	if e.rec.err != nil {
 		return e.rec.err
 	}
+	if l := lost(); l != nil {
+		run.Valid, run.InvalidReason = false, "stopped early: "+l.Error()
+		return l
+	}
 	return ctx.Err()
+}
+
+// watchConnection returns a context that is cancelled with an ErrUnreachable
+// cause once cfg.Connected has said false for cfg.DialTimeout, and a func that
+// stops watching.
+func watchConnection(ctx context.Context, cfg Config) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	if cfg.Connected == nil {
+		return ctx, func() { cancel(nil) }
+	}
+	quit, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(connectedPoll)
+		defer t.Stop()
+		var downSince time.Time
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				switch {
+				case cfg.Connected():
+					downSince = time.Time{}
+				case downSince.IsZero():
+					downSince = now
+				case now.Sub(downSince) >= cfg.DialTimeout:
+					cancel(fmt.Errorf("%w: no connection to any endpoint for %s (--dial-timeout)", ErrUnreachable, cfg.DialTimeout))
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { close(quit); <-exited; cancel(nil) }
 }
 
 // engine is the state of one run.
@@ -347,6 +424,12 @@ func stoppedBy(ctx context.Context, err error) bool { return err != nil && ctx.E
 
 func codeOf(err error) uint8 {
 	c := status.Code(err)
+	// etcd's client turns the errors of its server into EtcdErrors, which keep
+	// the gRPC code but not the status: "request timed out" is Unavailable.
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		c = ee.Code()
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		c = codes.DeadlineExceeded
 	}
@@ -397,7 +480,8 @@ func (e *engine) window(ctx context.Context) time.Duration {
 	return max(end-e.cfg.Warmup, 0)
 }
 
-// fill writes the run's measured results.
+// fill writes the run's measured results; ctx is the caller's, done when the run
+// was interrupted.
 func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, window time.Duration) {
 	cfg := e.cfg
 	run.Ops = ops

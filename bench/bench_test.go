@@ -288,6 +288,14 @@ func TestCancelMidRun(t *testing.T) {
 	}{
 		{"put closed", 0, func() Workload { return newPut(t, clis, false) }},
 		{"put open", 300, func() Workload { return newPut(t, clis, false) }},
+		{"mixed with watchers", 300, func() Workload {
+			w, err := NewMixed(clis, MixedConfig{Prefix: DefaultPrefix, KeySize: 8, ValSize: 16, KeySpace: 100, ReadRatio: 0.5,
+				Width: 1, Consistency: "l", Watchers: 6, Streams: 3, WatchedKeys: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return w
+		}},
 		{"watch", 200, func() Workload {
 			w, err := NewWatch(clis, WatchConfig{Prefix: DefaultPrefix, KeySize: 4, ValSize: 16, Watchers: 6, Streams: 3, WatchedKeys: 3})
 			if err != nil {
@@ -333,14 +341,7 @@ func TestCancelMidRun(t *testing.T) {
 			if n := prefixCount(t, clis[0], DefaultPrefix); n != 0 {
 				t.Errorf("%d keys left under the prefix", n)
 			}
-			after := runtime.NumGoroutine()
-			for deadline := time.Now().Add(10 * time.Second); after > before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
-				time.Sleep(50 * time.Millisecond)
-			}
-			if after > before {
-				buf := make([]byte, 1<<20)
-				t.Errorf("goroutines: %d before, %d after\n%s", before, after, buf[:runtime.Stack(buf, true)])
-			}
+			settleGoroutines(t, before)
 		})
 	}
 }

@@ -103,15 +103,34 @@ func checkPrefix(ctx context.Context, kv clientv3.KV, prefix string, force bool)
 	return nil
 }
 
+// cleanupQuiet is the pause between deletes after a stopped run; cleanupDeletes
+// bounds the deletes, should something else keep writing under the prefix.
+const (
+	cleanupQuiet   = 200 * time.Millisecond
+	cleanupDeletes = 5
+)
+
 // cleanup deletes the prefix with a context of its own, so it also runs after
-// the run's context was cancelled.
-func cleanup(kv clientv3.KV, prefix string) error {
+// the run's context was cancelled. It deletes until a delete finds nothing: a
+// put the stop cancelled may already be with the server, which then applies it
+// after the first delete. After a stopped run it pauses between deletes to let
+// such puts land.
+func cleanup(kv clientv3.KV, prefix string, stopped bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
 	defer cancel()
-	if _, err := kv.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
-		return fmt.Errorf("clean up prefix %q: %w", prefix, err)
+	for range cleanupDeletes {
+		resp, err := kv.Delete(ctx, prefix, clientv3.WithPrefix())
+		if err != nil {
+			return fmt.Errorf("clean up prefix %q: %w", prefix, err)
+		}
+		if resp.Deleted == 0 {
+			return nil
+		}
+		if stopped {
+			time.Sleep(cleanupQuiet)
+		}
 	}
-	return nil
+	return fmt.Errorf("clean up prefix %q: keys still appear there after %d deletes: is another client writing there?", prefix, cleanupDeletes)
 }
 
 // client returns the connection worker id uses: workers spread over the connections.

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/term"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/results"
@@ -173,6 +174,16 @@ func (a *app) connect(ctx context.Context) (*target, error) {
 		}
 	}
 	return t, nil
+}
+
+// connected says whether the client has a connection up, to any endpoint: it
+// is false only while every endpoint is down (etcd's client balances over them).
+func (t *target) connected() bool {
+	switch t.Client.ActiveConnection().GetState() {
+	case connectivity.Connecting, connectivity.TransientFailure, connectivity.Shutdown:
+		return false
+	}
+	return true
 }
 
 // describe fills t.Info from the member list and each endpoint's status.

@@ -36,6 +36,9 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 	scraper := analyze.NewScraper(t.HTTP, t.MetricsURLs, scrapeEvery)
 	scraper.Before(ctx)
 	scraper.Start(ctx)
+	// A cluster that goes away ends the run within the dial timeout, as it would
+	// the connect; otherwise requests would wait for it forever.
+	cfg.Connected, cfg.DialTimeout = t.connected, a.conn.dialTimeout
 	m := measured{run: run}
 	m.err = bench.Run(ctx, cfg, w, run)
 	// After the run, also after Ctrl-C: the "after" scrape brackets what was measured.

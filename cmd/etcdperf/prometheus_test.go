@@ -104,7 +104,7 @@ func TestPrometheusMatchesScrapes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.json")
 	r := runBin(t, nil, "bench", "put", "--endpoints", ep, "--rate", "300", "--duration", "6s", "--val-size", "1024",
 		"--run-file", path, "-w", "json")
-	if r.code != 0 && r.code != ExitInvalid {
+	if r.code != ExitOK && r.code != ExitFail && r.code != ExitInvalid {
 		t.Fatalf("bench: exit %d: %s", r.code, r.stderr)
 	}
 	run, err := results.ReadFile(path)
