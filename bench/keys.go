@@ -21,8 +21,12 @@ const MaxRequestBytes = 1536 * 1024
 // the limit (the raft request header and the protobuf framing), with margin.
 const requestEnvelope = 256
 
-// checkRequestSize rejects a key and value etcd would refuse, before any load is sent.
-func checkRequestSize(keyBytes, valBytes int) error {
+// CheckRequestSize rejects a key and value etcd would refuse, and a negative
+// value size, before any load is sent.
+func CheckRequestSize(keyBytes, valBytes int) error {
+	if valBytes < 0 {
+		return fmt.Errorf("value size must not be negative, got %d", valBytes)
+	}
 	if keyBytes+valBytes+requestEnvelope > MaxRequestBytes {
 		return fmt.Errorf("a %d-byte value with a %d-byte key exceeds etcd's request limit of 1.5 MiB (--max-request-bytes)", valBytes, keyBytes)
 	}

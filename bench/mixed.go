@@ -52,7 +52,7 @@ func NewMixed(clients []*clientv3.Client, cfg MixedConfig) (*Mixed, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRequestSize(ks.len(), cfg.ValSize); err != nil {
+	if err := CheckRequestSize(ks.len(), cfg.ValSize); err != nil {
 		return nil, err
 	}
 	spec, err := newRangeSpec(ks, cfg.Width, cfg.Limit, cfg.Consistency, cfg.KeysOnly, cfg.CountOnly)

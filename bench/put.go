@@ -33,7 +33,7 @@ func NewPut(clients []*clientv3.Client, cfg PutConfig) (*Put, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRequestSize(ks.len(), cfg.ValSize); err != nil {
+	if err := CheckRequestSize(ks.len(), cfg.ValSize); err != nil {
 		return nil, err
 	}
 	return &Put{clients: clients, keys: ks, value: newValue(cfg.ValSize), seqKeys: cfg.Sequential}, nil

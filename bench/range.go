@@ -96,7 +96,7 @@ func NewRange(clients []*clientv3.Client, cfg RangeConfig) (*Range, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRequestSize(ks.len(), cfg.ValSize); err != nil {
+	if err := CheckRequestSize(ks.len(), cfg.ValSize); err != nil {
 		return nil, err
 	}
 	spec, err := newRangeSpec(ks, cfg.Width, cfg.Limit, cfg.Consistency, cfg.KeysOnly, cfg.CountOnly)

@@ -49,7 +49,7 @@ func NewWatch(clients []*clientv3.Client, cfg WatchConfig) (*Watch, error) {
 	if cfg.ValSize < stampBytes {
 		return nil, fmt.Errorf("watch: values carry their send time in %d bytes; --val-size must be at least %d", stampBytes, stampBytes)
 	}
-	if err := checkRequestSize(ks.len(), cfg.ValSize); err != nil {
+	if err := CheckRequestSize(ks.len(), cfg.ValSize); err != nil {
 		return nil, err
 	}
 	set, err := newWatchSet(clients, ks, cfg.Watchers, cfg.Streams, 0)

@@ -166,7 +166,7 @@ func decodeRevKey(b []byte) (main, sub int64, tombstone bool, err error) {
 // length can be anything up to the whole map.
 func badRevKey(b []byte) error {
 	if len(b) > 2*revKeyBytes {
-		return fmt.Errorf("bad revision key of %d bytes %x...", len(b), b[:2*revKeyBytes])
+		return fmt.Errorf("bad revision key of %d bytes, starting %x", len(b), b[:2*revKeyBytes])
 	}
 	return fmt.Errorf("bad revision key %x", b)
 }

@@ -84,7 +84,7 @@ func (j Job) Validate() error {
 		return errors.New("no start time")
 	}
 	if len(j.Args) == 0 || (j.Args[0] != "bench" && j.Args[0] != "check") {
-		return errors.New("give the worker's command after --: bench <workload> ... or check ...")
+		return errors.New("give the worker's command after --: bench <workload> [flags] or check [flags]")
 	}
 	if !hasFlag(j.Args, "endpoints") {
 		return errors.New("give --endpoints after --: without it each pod would benchmark an embedded etcd of its own")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -206,14 +207,19 @@ func (bf *benchFlags) validate() error {
 		return fmt.Errorf("--clients must be at least 1, got %d", bf.clients)
 	case bf.conns < 1:
 		return fmt.Errorf("--conns must be at least 1, got %d", bf.conns)
-	case bf.rate < 0:
-		return fmt.Errorf("--rate must not be negative, got %g", bf.rate)
+	case bf.rate < 0 || math.IsNaN(bf.rate) || math.IsInf(bf.rate, 0):
+		return fmt.Errorf("--rate must be a finite number, 0 or more, got %g", bf.rate)
 	case bf.duration < 0 || bf.warmup < 0:
 		return errors.New("--duration and --warmup must not be negative")
 	case bf.prefix == "":
 		return errors.New("--prefix must not be empty: bench deletes its prefix after the run")
+	case bf.keySize < 1:
+		return fmt.Errorf("--key-size must be at least 1, got %d", bf.keySize)
+	case bf.valSize < 0:
+		return fmt.Errorf("--val-size must not be negative, got %d", bf.valSize)
 	}
-	return nil
+	// Before connecting: a request etcd refuses is bad input, whatever the cluster.
+	return bench.CheckRequestSize(len(bf.prefix)+bf.keySize, bf.valSize)
 }
 
 // runBench is the body of every bench subcommand: connect, run the workload,

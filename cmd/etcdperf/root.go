@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,9 @@ type app struct {
 	resultsDir string
 	runFile    string
 	debug      bool
+	cpuProfile string
+	// stopProfile ends the CPU profile started for --cpu-profile.
+	stopProfile func()
 }
 
 func newApp(stdin *os.File, stdout, stderr *os.File) *app {
@@ -68,7 +72,10 @@ func (a *app) rootCmd() *cobra.Command {
 			default:
 				return fmt.Errorf("-w %q: must be simple, json or table", a.output)
 			}
-			return a.conn.validate()
+			if err := a.conn.validate(); err != nil {
+				return err
+			}
+			return a.startProfile()
 		},
 	}
 	pf := root.PersistentFlags()
@@ -76,6 +83,8 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVarP(&a.output, "write-out", "w", "simple", "output format: simple, json or table")
 	pf.StringVar(&a.resultsDir, "results-dir", "results", "folder for run files")
 	pf.StringVar(&a.runFile, "run-file", "", "path of the run file to write (default: a new file in --results-dir)")
+	pf.StringVar(&a.cpuProfile, "cpu-profile", "", "write a Go CPU profile of etcdperf itself to this file (for developers)")
+	_ = pf.MarkHidden("cpu-profile")
 	pf.BoolVar(&a.debug, "debug", false, "after an error, show the chain of wrapped errors with their types")
 	for _, c := range commands {
 		root.AddCommand(c(a))
@@ -95,6 +104,9 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	err := root.ExecuteContext(ctx)
+	if a.stopProfile != nil {
+		a.stopProfile()
+	}
 	code := exitCode(err)
 	var ee *exitError
 	if err != nil && !(errors.As(err, &ee) && ee.err == nil) {
@@ -153,4 +165,21 @@ func newVersionCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// startProfile starts the CPU profile of --cpu-profile, measured before optimizing.
+func (a *app) startProfile() error {
+	if a.cpuProfile == "" {
+		return nil
+	}
+	f, err := os.Create(a.cpuProfile)
+	if err != nil {
+		return fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--cpu-profile: %w", err)
+	}
+	a.stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+	return nil
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -19,26 +22,80 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestBadInvocations is the collected bad-input table: each must print one line and exit 2.
+// TestBadInvocations is the collected bad-input table: each must print one line
+// naming the problem, exit 2, and show no stack trace.
 func TestBadInvocations(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	garbage := file("garbage.json", "{\"version\": 1, \"ops\": [{\"op\": 3")
+	notMetrics := file("metrics.txt", "etcd_server_has_leader{ 1\n")
+	badProfile := file("profile.yaml", "name: broken\nrate: [150\n")
+	unknownField := file("fields.yaml", "name: x\nrats: 150\n")
+	notSnapshot := file("snapshot.db", strings.Repeat("not bbolt ", 1000))
+	notDir := file("not-a-dir", "")
+	files, other := writeCerts(t, true), writeCerts(t, true)
+	expiredSrv := tlsServer(t, writeCerts(t, false))
+	hang := hangServer(t)
+	refused := []string{"--endpoints", "127.0.0.1:1"} // a bench that got past its checks fails on this instead
+
 	for _, tc := range []struct {
 		name string
 		env  []string
 		args []string
+		want string // in the one line on stderr
 	}{
-		{"unknown flag", nil, []string{"version", "--bogus"}},
-		{"unknown command", nil, []string{"frobnicate"}},
-		{"bad output format", nil, []string{"version", "-w", "xml"}},
-		{"bad dial timeout", nil, []string{"version", "--dial-timeout", "abc"}},
-		{"negative dial timeout", nil, []string{"version", "--dial-timeout", "-1s"}},
-		{"bad env dial timeout", []string{"ETCDCTL_DIAL_TIMEOUT=soon"}, []string{"version"}},
-		{"cert without key", nil, []string{"version", "--cert", "/etc/hostname"}},
-		{"missing cacert", nil, []string{"version", "--cacert", "/nonexistent/ca.pem"}},
-		{"zero embedded members", nil, []string{"version", "--embedded-members", "0"}},
-		{"data dir with endpoints", nil, []string{"version", "--endpoints", "127.0.0.1:1", "--data-dir", "/tmp/x"}},
+		{"unknown flag", nil, []string{"version", "--bogus"}, "unknown flag: --bogus"},
+		{"unknown bench flag", nil, []string{"bench", "put", "--bogus"}, "unknown flag: --bogus"},
+		{"unknown command", nil, []string{"frobnicate"}, "unknown command"},
+		{"bad output format", nil, []string{"version", "-w", "xml"}, "xml"},
+		{"bad dial timeout", nil, []string{"version", "--dial-timeout", "abc"}, "--dial-timeout"},
+		{"negative dial timeout", nil, []string{"version", "--dial-timeout", "-1s"}, "--dial-timeout"},
+		{"bad env dial timeout", []string{"ETCDCTL_DIAL_TIMEOUT=soon"}, []string{"version"}, "ETCDCTL_DIAL_TIMEOUT"},
+		{"cert without key", nil, []string{"version", "--cert", "/etc/hostname"}, "--cert and --key"},
+		{"missing cacert", nil, []string{"version", "--cacert", "/nonexistent/ca.pem"}, "--cacert"},
+		{"zero embedded members", nil, []string{"version", "--embedded-members", "0"}, "--embedded-members"},
+		{"data dir with endpoints", nil, []string{"version", "--endpoints", "127.0.0.1:1", "--data-dir", "/tmp/x"}, "--data-dir"},
+		{"bad bench duration", nil, append([]string{"bench", "put", "--duration", "10x"}, refused...), "--duration"},
+		{"negative bench duration", nil, append([]string{"bench", "put", "--duration", "-5s"}, refused...), "must not be negative"},
+		{"negative total", nil, append([]string{"bench", "put", "--total", "-5"}, refused...), "--total"},
+		{"NaN rate", nil, append([]string{"bench", "put", "--rate", "NaN"}, refused...), "--rate"},
+		{"infinite rate", nil, append([]string{"bench", "range", "--rate", "+Inf"}, refused...), "--rate"},
+		{"negative value size", nil, append([]string{"bench", "put", "--val-size", "-1"}, refused...), "--val-size"},
+		{"negative key size", nil, append([]string{"bench", "watch", "--key-size", "-3"}, refused...), "--key-size"},
+		{"negative clients", nil, append([]string{"bench", "mixed", "--clients", "-2"}, refused...), "--clients"},
+		{"value over 1.5 MiB", nil, append([]string{"bench", "put", "--val-size", "1600000"}, refused...), "1.5 MiB"},
+		{"negative disk size", nil, []string{"disk", "--size", "-1m"}, "--size"},
+		{"negative block size", nil, []string{"disk", "--block-size", "-5", "--dir", dir}, "block size"},
+		{"unknown disk pattern", nil, []string{"disk", "--pattern", "random", "--dir", dir}, "random"},
+		{"bad inspect depth", nil, []string{"inspect", "--depth", "0"}, "--depth"},
+		{"endpoint refuses", nil, []string{"bench", "put", "--endpoints", "127.0.0.1:1"}, "connection refused"},
+		{"endpoint refuses, from env", []string{"ETCDCTL_ENDPOINTS=127.0.0.1:1"}, []string{"inspect"}, "connection refused"},
+		{"endpoint hangs", nil, []string{"bench", "put", "--endpoints", hang, "--dial-timeout", "500ms"}, "no answer within the dial timeout"},
+		{"TLS endpoint hangs", nil, []string{"inspect", "--endpoints", "https://" + hang, "--dial-timeout", "500ms"}, "no answer within the dial timeout"},
+		{"expired server certificate", nil, []string{"bench", "put", "--endpoints", expiredSrv, "--cacert", files.CA}, "unknown authority"},
+		{"mismatched cert and key", nil, []string{"bench", "put", "--endpoints", "https://127.0.0.1:1", "--cert", files.ClientCert, "--key", other.ClientKey}, "private key does not match"},
+		{"user without password", nil, []string{"bench", "put", "--endpoints", "127.0.0.1:1", "--user", "u"}, "needs a password"},
+		{"password twice", nil, []string{"bench", "put", "--endpoints", "127.0.0.1:1", "--user", "u:p", "--password", "q"}, "--password"},
+		{"garbage run file", nil, []string{"report", garbage}, "not a run file"},
+		{"garbage run file to analyze", nil, []string{"analyze", garbage}, "not a run file"},
+		{"garbage metrics", nil, []string{"analyze", "--metrics", notMetrics, "--metrics", notMetrics}, "parse"},
+		{"garbage profile", nil, []string{"check", "--profile", badProfile}, "profile.yaml"},
+		{"profile with an unknown field", nil, []string{"check", "--profile", unknownField}, "unknown field"},
+		{"garbage snapshot", nil, []string{"inspect", "--snapshot", notSnapshot}, "not a readable etcd snapshot"},
+		{"results dir not writable", nil, append([]string{"bench", "put", "--results-dir", filepath.Join(notDir, "runs")}, refused...), "results dir"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assertCleanError(t, runBin(t, tc.env, tc.args...))
+			r := runBin(t, tc.env, tc.args...)
+			assertCleanError(t, r)
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("stderr %q does not say %q", r.stderr, tc.want)
+			}
 		})
 	}
 }
