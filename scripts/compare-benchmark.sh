@@ -29,7 +29,7 @@ timed() {
   local rc=0
   /usr/bin/time -f '%U %S' -o "$work/time" "$@" >"$work/out" 2>"$work/err" || rc=$?
   if [ "$rc" = 2 ] || [ "$rc" -gt 3 ]; then cat "$work/err" >&2; return 1; fi
-  awk '{print $1 + $2}' "$work/time"
+  tail -n 1 "$work/time" | awk '{print $1 + $2}'  # GNU time puts 'Command exited with non-zero status' first
 }
 
 common_bm=(--endpoints "$ep" --conns=10 --clients=100)

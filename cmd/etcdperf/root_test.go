@@ -40,7 +40,8 @@ func TestBadInvocations(t *testing.T) {
 	notSnapshot := file("snapshot.db", strings.Repeat("not bbolt ", 1000))
 	notDir := file("not-a-dir", "")
 	files, other := writeCerts(t, true), writeCerts(t, true)
-	expiredSrv := tlsServer(t, writeCerts(t, false))
+	expired := writeCerts(t, false)
+	expiredSrv := tlsServer(t, expired)
 	hang := hangServer(t)
 	refused := []string{"--endpoints", "127.0.0.1:1"} // a bench that got past its checks fails on this instead
 
@@ -78,7 +79,7 @@ func TestBadInvocations(t *testing.T) {
 		{"endpoint refuses, from env", []string{"ETCDCTL_ENDPOINTS=127.0.0.1:1"}, []string{"inspect"}, "connection refused"},
 		{"endpoint hangs", nil, []string{"bench", "put", "--endpoints", hang, "--dial-timeout", "500ms"}, "no answer within the dial timeout"},
 		{"TLS endpoint hangs", nil, []string{"inspect", "--endpoints", "https://" + hang, "--dial-timeout", "500ms"}, "no answer within the dial timeout"},
-		{"expired server certificate", nil, []string{"bench", "put", "--endpoints", expiredSrv, "--cacert", files.CA}, "unknown authority"},
+		{"expired server certificate", nil, []string{"bench", "put", "--endpoints", expiredSrv, "--cacert", expired.CA}, "certificate has expired"},
 		{"mismatched cert and key", nil, []string{"bench", "put", "--endpoints", "https://127.0.0.1:1", "--cert", files.ClientCert, "--key", other.ClientKey}, "private key does not match"},
 		{"user without password", nil, []string{"bench", "put", "--endpoints", "127.0.0.1:1", "--user", "u"}, "needs a password"},
 		{"password twice", nil, []string{"bench", "put", "--endpoints", "127.0.0.1:1", "--user", "u:p", "--password", "q"}, "--password"},
