@@ -16,6 +16,22 @@ type Hist struct {
 	Sum        float64
 }
 
+// countAbove is the number of observations certainly above v: those in buckets
+// whose lower bound is at least v.
+func (h Hist) countAbove(v float64) float64 {
+	lo, below := 0.0, 0.0 // the bucket's lower bound; observations in earlier buckets
+	for i, hi := range h.Bounds {
+		if lo >= v {
+			break
+		}
+		lo, below = hi, h.Cumulative[i]
+	}
+	if lo < v {
+		return 0
+	}
+	return h.Count - below
+}
+
 // add merges two histograms; buckets of o that h lacks are ignored (etcd's series of
 // one family share one layout, so this only matters for malformed input).
 func (h Hist) add(o Hist) Hist {

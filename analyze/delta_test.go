@@ -125,3 +125,14 @@ func TestFmt(t *testing.T) {
 		t.Errorf("fmtBytes = %q", got)
 	}
 }
+
+func TestCountAbove(t *testing.T) {
+	h := Hist{Bounds: []float64{0.001, 0.002, 0.004, math.Inf(1)}, Cumulative: []float64{10, 15, 18, 20}, Count: 20}
+	for _, tc := range []struct{ v, want float64 }{
+		{0, 20}, {0.001, 10}, {0.0015, 5}, {0.002, 5}, {0.004, 2}, {1, 0},
+	} {
+		if got := h.countAbove(tc.v); got != tc.want {
+			t.Errorf("countAbove(%g) = %g, want %g", tc.v, got, tc.want)
+		}
+	}
+}

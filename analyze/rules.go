@@ -233,7 +233,9 @@ func histRule(metric string, sel Labels, q, warn, fail float64) func(*Input) Che
 // gradeHist grades a quantile and says which bucket bounds limit the estimate.
 // With fewer than minSamples observations the interpolated value says little (one
 // sample in (16 ms, 32 ms] interpolates to 31.8 ms), so the grade then rests on the
-// bucket's lower bound — what is certainly exceeded — and is at most a warning.
+// bucket's lower bound — what is certainly exceeded — and is at most a warning,
+// unless at least minSlow observations, and more than 1-q of them, certainly
+// exceeded the fail threshold: then the quantile is over it whatever the spread.
 func gradeHist(h Hist, q, warn, fail float64) Check {
 	est, ok := h.Quantile(q)
 	if !ok {
@@ -244,14 +246,18 @@ func gradeHist(h Hist, q, warn, fail float64) Check {
 		return Check{Severity: grade(est.Value, warn, fail), Observed: obs}
 	}
 	sev := grade(est.Lo, warn, fail)
-	if sev == Fail {
+	if slow := h.countAbove(fail); sev == Fail && (slow < minSlow || slow <= (1-q)*h.Count) {
 		sev = Warn
 	}
-	if sev != OK {
+	if sev == Warn {
 		obs += fmt.Sprintf("; fewer than %d samples, graded on the bucket's lower bound and at most warn", minSamples)
 	}
 	return Check{Severity: sev, Observed: obs}
 }
+
+// minSlow is how many observations over the fail threshold a small histogram
+// needs to fail: one is a hiccup, several are a pattern.
+const minSlow = 3
 
 // counterRule grades a counter's growth over the window.
 func counterRule(metric string, warn, fail float64) func(*Input) Check {
