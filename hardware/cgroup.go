@@ -15,7 +15,7 @@ import (
 // 9223372036854771712, LONG_MAX rounded down to a page).
 const unlimitedV1 = 1 << 62
 
-// Cgroup is the process's cgroup limits; zero fields mean no limit.
+// Cgroup is a process's cgroup limits; zero fields mean no limit.
 type Cgroup struct {
 	Version          int // 1 or 2
 	MemoryLimitBytes int64
@@ -25,7 +25,7 @@ type Cgroup struct {
 // collectCgroup reads the memory limit and CPU quota of this process's cgroup and
 // narrows MemoryBytes to the limit.
 func collectCgroup(cfg Config, h *results.Host) error {
-	cg, err := ReadCgroup(cfg.Root)
+	cg, err := ReadCgroup(cfg.Root, 0)
 	if err != nil {
 		return err
 	}
@@ -37,16 +37,28 @@ func collectCgroup(cfg Config, h *results.Host) error {
 	return nil
 }
 
-// ReadCgroup reads the limits of the cgroup of the process that reads
-// proc/self/cgroup in fsys (rooted at "/"). Limits are hierarchical, so the
-// smallest along the path up to the root applies. ErrNoData when there is no cgroup
-// filesystem.
-func ReadCgroup(fsys fs.FS) (Cgroup, error) {
-	b, err := fs.ReadFile(fsys, "proc/self/cgroup")
+// ReadCgroup reads the limits of the cgroup of process pid, or of the process that
+// reads when pid is 0 (proc/self), in fsys (rooted at "/"). Limits are
+// hierarchical, so the smallest along the path up to the root applies. ErrNoData
+// when there is no cgroup filesystem, no such process, or its cgroup is outside
+// this cgroup namespace (so not visible here).
+func ReadCgroup(fsys fs.FS, pid int) (Cgroup, error) {
+	proc := "self"
+	if pid > 0 {
+		proc = strconv.Itoa(pid)
+	}
+	b, err := fs.ReadFile(fsys, path.Join("proc", proc, "cgroup"))
 	if err != nil {
-		return Cgroup{}, fmt.Errorf("cgroup: %w", ErrNoData)
+		return Cgroup{}, fmt.Errorf("cgroup of %s: %w", proc, ErrNoData)
 	}
 	paths := parseProcCgroup(string(b))
+	for _, p := range paths {
+		// The kernel shows a cgroup outside the reader's namespace as "/../..".
+		// Cleaned, that path would name an unrelated group under this mount.
+		if strings.HasPrefix(p, "/..") {
+			return Cgroup{}, fmt.Errorf("cgroup of %s %s is outside this cgroup namespace: %w", proc, p, ErrNoData)
+		}
+	}
 	if _, err := fs.Stat(fsys, "sys/fs/cgroup/cgroup.controllers"); err == nil {
 		return readV2(fsys, paths[""])
 	}

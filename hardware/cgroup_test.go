@@ -12,6 +12,7 @@ func TestReadCgroup(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		fs      fstest.MapFS
+		pid     int // 0: proc/self
 		want    Cgroup
 		noData  bool
 		wantErr bool
@@ -78,11 +79,50 @@ func TestReadCgroup(t *testing.T) {
 			},
 			wantErr: true,
 		},
+		{
+			name: "v1 another process: its own group, not the reader's",
+			fs: fstest.MapFS{
+				"proc/self/cgroup": file("4:memory:/\n1:cpu:/\n"),
+				"proc/4242/cgroup": file("4:memory:/etcd-member\n1:cpu:/etcd-member\n"),
+				"sys/fs/cgroup/memory/etcd-member/memory.limit_in_bytes": file("314572800\n"),
+				"sys/fs/cgroup/memory/memory.limit_in_bytes":             file("9223372036854771712\n"),
+				"sys/fs/cgroup/cpu/etcd-member/cpu.cfs_quota_us":         file("15000\n"),
+				"sys/fs/cgroup/cpu/etcd-member/cpu.cfs_period_us":        file("100000\n"),
+				"sys/fs/cgroup/cpu/cpu.cfs_quota_us":                     file("-1\n"),
+				"sys/fs/cgroup/cpu/cpu.cfs_period_us":                    file("100000\n"),
+			},
+			pid:  4242,
+			want: Cgroup{Version: 1, MemoryLimitBytes: 300 << 20, CPUQuota: 0.15},
+		},
+		{
+			name: "v2 another process",
+			fs: fstest.MapFS{
+				"proc/self/cgroup":                                file("0::/user.slice\n"),
+				"proc/77/cgroup":                                  file("0::/system.slice/etcd.service\n"),
+				"sys/fs/cgroup/cgroup.controllers":                file("cpu memory\n"),
+				"sys/fs/cgroup/user.slice/memory.max":             file("1073741824\n"),
+				"sys/fs/cgroup/system.slice/etcd.service/cpu.max": file("max 100000\n"),
+				"sys/fs/cgroup/system.slice/memory.max":           file("4294967296\n"),
+			},
+			pid:  77,
+			want: Cgroup{Version: 2, MemoryLimitBytes: 4 << 30},
+		},
+		{
+			name: "another process outside this cgroup namespace",
+			fs: fstest.MapFS{
+				"proc/77/cgroup":                   file("0::/../../system.slice/etcd.service\n"),
+				"sys/fs/cgroup/cgroup.controllers": file("cpu memory\n"),
+				"sys/fs/cgroup/memory.max":         file("1073741824\n"),
+			},
+			pid:    77,
+			noData: true,
+		},
+		{name: "no such process", fs: fstest.MapFS{"proc/self/cgroup": file("0::/\n")}, pid: 9, noData: true},
 		{name: "no proc", fs: fstest.MapFS{}, noData: true},
 		{name: "no cgroup files", fs: fstest.MapFS{"proc/self/cgroup": file("4:memory:/x\n")}, noData: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ReadCgroup(tc.fs)
+			got, err := ReadCgroup(tc.fs, tc.pid)
 			switch {
 			case tc.noData:
 				if !errors.Is(err, ErrNoData) {

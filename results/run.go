@@ -63,6 +63,16 @@ type Member struct {
 	PeerURLs   []string `json:"peer_urls,omitempty"`
 	IsLeader   bool     `json:"is_leader,omitempty"`
 	IsLearner  bool     `json:"is_learner,omitempty"`
+
+	// Pid is the member's process when it runs on the measuring host, set together
+	// with the limits below once they were read from its cgroup: a zero limit then
+	// means none is set (the member has the machine's CPUs and RAM). Absent for a
+	// remote or in-process member, whose resources are not its own cgroup's.
+	Pid int `json:"pid,omitempty"`
+	// MemoryLimitBytes is the memory limit of the member's cgroup; 0 when none is set.
+	MemoryLimitBytes int64 `json:"memory_limit_bytes,omitempty"`
+	// CPUQuotaCores is the CFS quota of the member's cgroup in CPUs; 0 when none is set.
+	CPUQuotaCores float64 `json:"cpu_quota_cores,omitempty"`
 }
 
 // Op is the result of one operation type (put, range, watch, ...) over the measured window.

@@ -243,7 +243,9 @@ const http2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x
 func probeEndpoint(ctx context.Context, ep string, tlsCfg *tls.Config, timeout time.Duration) error {
 	addr, ok := strings.CutPrefix(ep, "https://")
 	if !ok {
-		addr, ok = strings.CutPrefix(ep, "http://")
+		if addr, ok = strings.CutPrefix(ep, "http://"); ok {
+			tlsCfg = nil // etcd's client drops TLS for http:// endpoints
+		}
 	}
 	if !ok && strings.Contains(ep, "://") {
 		return nil

@@ -1,0 +1,89 @@
+package hardware
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// tcpListen is the state column of proc/net/tcp for a listening socket (TCP_LISTEN).
+const tcpListen = "0A"
+
+// ListenerPid is the pid of the local process listening on TCP port, so a member
+// given only by its endpoint can be graded against its own cgroup. It finds the
+// LISTEN socket's inode in proc/net/tcp and proc/net/tcp6 of fsys (rooted at "/"),
+// then the process among proc/*/fd that holds "socket:[inode]"; fsys must read
+// links (fs.ReadLinkFS, as os.DirFS and fstest.MapFS do). ErrNoData when nothing
+// listens on the port in this network namespace, or no process visible here holds
+// the socket (another user's without root, or another PID namespace's).
+func ListenerPid(fsys fs.FS, port int) (int, error) {
+	inodes := map[string]bool{}
+	for _, name := range []string{"proc/net/tcp", "proc/net/tcp6"} {
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			continue // tcp6 is absent where IPv6 is disabled
+		}
+		for _, ino := range listenInodes(string(b), port) {
+			inodes[ino] = true
+		}
+	}
+	if len(inodes) == 0 {
+		return 0, fmt.Errorf("no TCP listener on port %d: %w", port, ErrNoData)
+	}
+	procs, err := fs.ReadDir(fsys, "proc")
+	if err != nil {
+		return 0, fmt.Errorf("listener on port %d: %w", port, err)
+	}
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue // not a process: net, self, sys, ...
+		}
+		dir := path.Join("proc", p.Name(), "fd")
+		fds, err := fs.ReadDir(fsys, dir)
+		if err != nil {
+			continue // exited since, or not ours to read
+		}
+		for _, fd := range fds {
+			link, err := fs.ReadLink(fsys, path.Join(dir, fd.Name()))
+			if err != nil {
+				continue
+			}
+			if ino, ok := socketInode(link); ok && inodes[ino] {
+				return pid, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("listener on port %d: no process visible here holds it: %w", port, ErrNoData)
+}
+
+// listenInodes are the inodes of the sockets listening on port in a proc/net/tcp
+// or proc/net/tcp6 table. A line is "sl local_address rem_address st ... uid
+// timeout inode ...", the local address as hex "ADDR:PORT".
+func listenInodes(table string, port int) []string {
+	var out []string
+	for _, line := range strings.Split(table, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 10 || f[3] != tcpListen {
+			continue
+		}
+		_, hexPort, ok := strings.Cut(f[1], ":")
+		p, err := strconv.ParseUint(hexPort, 16, 16)
+		if !ok || err != nil || int(p) != port || f[9] == "0" {
+			continue
+		}
+		out = append(out, f[9])
+	}
+	return out
+}
+
+// socketInode is the inode of an fd link "socket:[12345]".
+func socketInode(link string) (string, bool) {
+	s, ok := strings.CutPrefix(link, "socket:[")
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(s, "]")
+}
