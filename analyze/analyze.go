@@ -24,7 +24,8 @@ import (
 
 // Options tune an analysis. Zero values mean "take it from the run file".
 type Options struct {
-	// Cores and MemoryBytes are what each member has. By default they come from the
+	// Cores and MemoryBytes are what each member has, for every member. By default
+	// each member's own cgroup limits, when the run file records them, else the
 	// run's host facts, but only when the members run on that host (embedded or
 	// loopback endpoints): a remote member's machine is not the one etcdperf ran on.
 	Cores       float64
@@ -71,11 +72,10 @@ func Run(run *results.Run, opts Options) (Report, error) {
 	default:
 		in.PeersKnown, in.Peers = inferPeers(in.Leader)
 	}
-	local := run.Target.Embedded || allLoopback(run.Target.Endpoints)
-	setResources(&in, opts, run.Host, local)
-	if in.Cores == 0 && local && run.Client.Cores > 0 {
-		// No host facts, but the generator counted the cores of this same machine.
-		in.Cores = float64(run.Client.Cores)
+	in.use(resourcesOf(opts, run, nil))
+	in.perMember = map[string]resources{}
+	for _, w := range windows {
+		in.perMember[w.Member] = resourcesOf(opts, run, memberOf(run, w.Member))
 	}
 
 	rep := report(in, opts)
@@ -109,7 +109,7 @@ func Dumps(before, after string, opts Options) (Report, error) {
 	w := &Window{Member: "member", Snaps: snaps}
 	in := Input{Members: []*Window{w}, Leader: w, Seconds: opts.WindowSeconds, NetworkRTTMs: opts.NetworkRTTMs}
 	in.PeersKnown, in.Peers = inferPeers(w)
-	setResources(&in, opts, nil, false)
+	in.use(resourcesOf(opts, nil, nil))
 	rep := report(in, opts)
 	if opts.WindowSeconds <= 0 {
 		rep.Notes = append(rep.Notes, "the time between the dumps is unknown: CPU utilisation is not graded (give the window)")
@@ -129,22 +129,78 @@ func report(in Input, opts Options) Report {
 	return rep
 }
 
-// setResources decides the cores and memory a member has.
-func setResources(in *Input, opts Options, host *results.Host, local bool) {
-	if opts.Cores > 0 {
-		in.Cores = opts.Cores
-	} else if local && host != nil {
-		in.Cores = host.EffectiveCPUs()
+// resources is what a member has to run on, and where each figure came from.
+type resources struct {
+	cores        float64
+	coresSource  string
+	memoryBytes  int64
+	memorySource string
+}
+
+// resourcesOf decides the cores and memory of member m of run (nil: a member the
+// run file says nothing of; run nil: bare dumps). The options win. Then a member
+// whose process the run found on this host (m.Pid) has its own cgroup's limits, or
+// the machine's CPUs and RAM where it has none. Then members on this host (embedded
+// or loopback endpoints) get the host facts, which are etcdperf's own process's; a
+// remote member's machine is not the one etcdperf ran on, so it stays unknown.
+func resourcesOf(opts Options, run *results.Run, m *results.Member) resources {
+	var host *results.Host
+	local := false
+	if run != nil {
+		host, local = run.Host, run.Target.Embedded || allLoopback(run.Target.Endpoints)
+	}
+	if m != nil && m.Pid <= 0 {
+		m = nil // its limits were not read
+	}
+	var cpus int
+	var ram int64
+	if host != nil {
+		cpus, ram = host.CPUs, host.HostMemoryBytes
+	}
+	var r resources
+	switch {
+	case opts.Cores > 0:
+		r.cores, r.coresSource = opts.Cores, "--cores"
+	case m != nil && m.CPUQuotaCores > 0 && (cpus == 0 || m.CPUQuotaCores < float64(cpus)):
+		r.cores, r.coresSource = m.CPUQuotaCores, "member cgroup quota"
+	case m != nil && cpus > 0:
+		r.cores, r.coresSource = float64(cpus), "host CPUs"
+	case local && host.EffectiveCPUs() > 0:
+		r.cores, r.coresSource = host.EffectiveCPUs(), "host CPUs"
+		if host.EffectiveCPUs() < float64(host.CPUs) {
+			r.coresSource = "cgroup quota"
+		}
+	case local && run.Client.Cores > 0:
+		// No host facts, but the generator counted the cores of this same machine.
+		r.cores, r.coresSource = float64(run.Client.Cores), "generator's CPUs"
 	}
 	switch {
 	case opts.MemoryBytes > 0:
-		in.MemoryBytes, in.MemorySource = opts.MemoryBytes, "--memory"
+		r.memoryBytes, r.memorySource = opts.MemoryBytes, "--memory"
+	case m != nil && m.MemoryLimitBytes > 0 && (ram == 0 || m.MemoryLimitBytes < ram):
+		r.memoryBytes, r.memorySource = m.MemoryLimitBytes, "member cgroup limit"
+	case m != nil && ram > 0:
+		r.memoryBytes, r.memorySource = ram, "host RAM"
 	case local && host != nil && host.MemoryBytes > 0:
-		in.MemoryBytes, in.MemorySource = host.MemoryBytes, "host RAM"
+		r.memoryBytes, r.memorySource = host.MemoryBytes, "host RAM"
 		if host.CgroupMemoryLimitBytes > 0 && host.CgroupMemoryLimitBytes == host.MemoryBytes {
-			in.MemorySource = "cgroup limit"
+			r.memorySource = "cgroup limit"
 		}
 	}
+	return r
+}
+
+// memberOf is the member of the run file whose client URL the window named name
+// was scraped at (windows are named by host:port); nil when none is.
+func memberOf(run *results.Run, name string) *results.Member {
+	for i, m := range run.Target.Members {
+		for _, u := range m.ClientURLs {
+			if memberName(u) == name {
+				return &run.Target.Members[i]
+			}
+		}
+	}
+	return nil
 }
 
 // windowsFromScrapes groups scrapes by member and keeps, per member, the last good

@@ -117,8 +117,15 @@ type Input struct {
 	// Cores and MemoryBytes are the resources a member has; 0 when unknown.
 	Cores       float64
 	MemoryBytes int64
-	// MemorySource says where MemoryBytes came from ("cgroup limit", "host RAM", "--memory").
+	// CoresSource and MemorySource say where Cores and MemoryBytes came from
+	// ("member cgroup quota", "host CPUs", "--cores"; "member cgroup limit",
+	// "cgroup limit", "host RAM", "--memory").
+	CoresSource  string
 	MemorySource string
+	// perMember holds, by window name, what each member has when the run file
+	// says it per member (its own cgroup limits); it replaces the fields above for
+	// that member's window (see member).
+	perMember map[string]resources
 	// NetworkRTTMs is a measured client-to-leader round trip; 0 when not measured.
 	NetworkRTTMs float64
 	// Seconds overrides the window length when scrape times are unknown (bare dumps).
@@ -134,6 +141,23 @@ func (in *Input) seconds() float64 {
 		return s
 	}
 	return in.Seconds
+}
+
+// use sets the member's resources.
+func (in *Input) use(r resources) {
+	in.Cores, in.CoresSource, in.MemoryBytes, in.MemorySource = r.cores, r.coresSource, r.memoryBytes, r.memorySource
+}
+
+// member is in for grading window w, with w's own resources when known.
+func (in Input) member(w *Window) Input {
+	in.W = w
+	if w == nil {
+		return in
+	}
+	if r, ok := in.perMember[w.Member]; ok {
+		in.use(r)
+	}
+	return in
 }
 
 // embedded reports whether the server shares the generator's process, so process_*
@@ -158,17 +182,13 @@ func evaluate(rules []Rule, base Input) []Finding {
 		var runs []Input
 		if r.PerMember {
 			for _, w := range base.Members {
-				in := base
-				in.W = w
-				runs = append(runs, in)
+				runs = append(runs, base.member(w))
 			}
 			if len(runs) == 0 {
 				runs = append(runs, base) // no member: the rule reports unknown
 			}
 		} else {
-			in := base
-			in.W = base.Leader
-			runs = append(runs, in)
+			runs = append(runs, base.member(base.Leader))
 		}
 		for _, in := range runs {
 			c := r.Eval(&in)

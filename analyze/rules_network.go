@@ -101,8 +101,7 @@ func latencyGapRule(in *Input) Check {
 // cpuBusy is the busiest of the leader's and the generator's CPU utilisation.
 func cpuBusy(in *Input) (float64, string) {
 	busy, what := 0.0, ""
-	lead := *in
-	lead.W = in.Leader
+	lead := in.member(in.Leader)
 	if u, ok := serverCPU(&lead); ok && u > busy {
 		busy, what = u, "server"
 	}

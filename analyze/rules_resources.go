@@ -78,7 +78,7 @@ func serverCPURule(in *Input) Check {
 	}
 	u, _ := serverCPU(in)
 	d, _ := in.W.CounterDelta(mCPUSeconds, nil)
-	obs := fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores = %s", d, in.seconds(), trimFloat(in.Cores), pct(u))
+	obs := fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores (%s) = %s", d, in.seconds(), trimFloat(in.Cores), in.CoresSource, pct(u))
 	if in.embedded() {
 		obs += "; embedded: server and generator share the process"
 	}

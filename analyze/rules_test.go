@@ -39,7 +39,7 @@ func etcdBase() *mtext { return newText().gauge(mHasLeader, 1) }
 func in(t *testing.T, before, after *mtext) *Input {
 	t.Helper()
 	w := snapsAt(t, before.String(), after.String())
-	return &Input{W: w, Members: []*Window{w}, Leader: w, Cores: 2, MemoryBytes: 1 << 30, MemorySource: "test"}
+	return &Input{W: w, Members: []*Window{w}, Leader: w, Cores: 2, CoresSource: "test", MemoryBytes: 1 << 30, MemorySource: "test"}
 }
 
 func single(i *Input) *Input { i.PeersKnown, i.Peers = true, 0; return i }

@@ -451,6 +451,7 @@ func (e *engine) emit(kind int, sent, arrived time.Time, err error) {
 
 // closeRecorder ends the recording once the workers and the Finisher are done.
 func (e *engine) closeRecorder() {
+	e.rec.padTo = int64(e.stopped)
 	close(e.rec.in)
 	<-e.recDone
 }

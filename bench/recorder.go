@@ -59,6 +59,10 @@ type recorder struct {
 	paced              int64 // successful paced samples, for the achieved rate
 	count              atomic.Int64
 	err                error
+	// padTo, set before in is closed, is when the load stopped (ns since the
+	// run's start): the seconds up to it get intervals, empty ones too, so a run
+	// whose requests all hung until it stopped shows those seconds.
+	padTo int64
 }
 
 func newRecorder(nops int, t0 time.Time, buffer int) *recorder {
@@ -87,6 +91,9 @@ func (r *recorder) run() {
 			case s, ok := <-r.in:
 				if !ok {
 					if r.cur != 0 {
+						for last := (r.t0Unix + r.padTo) / int64(time.Second); r.cur < last; r.cur++ {
+							r.closeSecond()
+						}
 						r.closeSecond()
 					}
 					return

@@ -56,6 +56,27 @@ func TestRecorderIntervals(t *testing.T) {
 	}
 }
 
+// TestRecorderPadsToStop: seconds between the last completion and the stop (every
+// request hung) still get their empty intervals.
+func TestRecorderPadsToStop(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 300_000_000)
+	r := newRecorder(1, t0, 16)
+	r.padTo = int64(3500 * time.Millisecond) // second 3
+	go func() {
+		r.in <- sample{done: int64(100 * time.Millisecond), resp: 1000, svc: 1000, paced: true}
+		close(r.in)
+	}()
+	r.run()
+	op, err := r.result(0, "put", 3500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(op.Intervals) != 4 || op.Intervals[0].Requests != 1 || op.Intervals[3].Requests != 0 ||
+		!op.Intervals[3].Start.Equal(time.Unix(1_700_000_003, 0)) {
+		t.Errorf("intervals %+v, want seconds 0..3 with the request in the first", op.Intervals)
+	}
+}
+
 // BenchmarkRecorderAdd is the recorder's cost per sample: four histogram
 // records, counters, and a second closed and encoded every 10,000 samples.
 func BenchmarkRecorderAdd(b *testing.B) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,8 +65,9 @@ type load struct {
 }
 
 // measure does what `etcdperf bench` does around a load: host facts of this
-// process, every member's /metrics scraped before, during and after, and the load
-// itself. The scenario analyzes the run with what it knows of the member.
+// process, each member's pid and cgroup limits (read as etcdperf's measure reads
+// them), every member's /metrics scraped before, during and after, and the load
+// itself.
 func measure(t *testing.T, c *cluster.Cluster, cli *clientv3.Client, l load) *results.Run {
 	t.Helper()
 	ctx := context.Background()
@@ -77,6 +79,13 @@ func measure(t *testing.T, c *cluster.Cluster, cli *clientv3.Client, l load) *re
 		Target: results.Target{Endpoints: c.Endpoints(), Embedded: true},
 		Flags:  map[string]string{"clients": fmt.Sprint(l.workers)},
 		Host:   hardware.Collect(hardware.Config{DataDir: c.Dir()})}
+	for _, m := range c.Members() {
+		rm := results.Member{Name: m.Name, ClientURLs: []string{m.ClientURL}}
+		if err := hardware.ReadMember(nil, &rm, m.Pid()); err != nil {
+			t.Logf("member %s: limits not read: %v", m.Name, err)
+		}
+		run.Target.Members = append(run.Target.Members, rm)
+	}
 	var urls []string
 	for _, ep := range c.Endpoints() {
 		urls = append(urls, ep+"/metrics")
@@ -194,8 +203,9 @@ func rssPeak(metricsURL string, stop <-chan struct{}) <-chan float64 {
 // set etcd is OOM-killed rather than slowed. So the member first takes 1,500 puts
 // of 64 KiB unlimited (the raft log keeps them in memory), its peak RSS is measured,
 // the limit is set to 1.2 times that peak, and a further large-value load runs
-// under it. The memory finding must name RSS against the limit; graded against the
-// host's RAM, the same run must not raise it.
+// under it. The run records the member's limit as etcdperf's measure does, and the
+// memory finding must name RSS against it; graded against the host's RAM (the
+// same run with the limit left out), it must not raise the alarm.
 func TestLiveMemory(t *testing.T) {
 	requireLive(t)
 	faults.RequireRoot(t)
@@ -235,23 +245,32 @@ func TestLiveMemory(t *testing.T) {
 	maxUsage, _ := cg.Get("memory.max_usage_in_bytes")
 	t.Logf("cgroup: limit hit %s times, max usage %s B", failcnt, maxUsage)
 
-	rep := analyzeRun(t, run, analyze.Options{MemoryBytes: limit})
+	if got := run.Target.Members[0].MemoryLimitBytes; got != limit {
+		t.Errorf("recorded member memory limit = %d B, want %d", got, limit)
+	}
+	rep := analyzeRun(t, run, analyze.Options{})
 	f := findingOf(rep, analyze.ClassMemory)
 	rss := evidence(rep, analyze.ClassMemory, "peak RSS")
 	if f.Severity != analyze.Fail && f.Severity != analyze.Warn {
 		t.Errorf("member near its memory limit: memory %s, want warn or fail: %s", f.Severity, f.Summary)
 	}
-	if len(rss) == 0 || rss[0].Severity == analyze.OK || !strings.Contains(rss[0].Observed, "--memory") {
-		t.Errorf("RSS evidence = %+v, want RSS graded against the %d B limit", rss, limit)
+	if len(rss) == 0 || rss[0].Severity == analyze.OK || !strings.Contains(rss[0].Observed, "member cgroup limit") {
+		t.Errorf("RSS evidence = %+v, want RSS graded against the member's %d B limit", rss, limit)
 	}
 	if f.Severity == analyze.Fail && rep.Verdict.Bottleneck != string(analyze.ClassMemory) {
 		t.Errorf("memory fails but the bottleneck is %s: %s", rep.Verdict.Bottleneck, rep.Verdict.Summary)
 	}
 
-	// The same run graded against the memory of this (unlimited) process: no alarm.
-	host := analyzeRun(t, run, analyze.Options{})
+	// The same run as if the member had no limit: graded against the host's RAM, no alarm.
+	free := *run
+	free.Target.Members = slices.Clone(run.Target.Members)
+	free.Target.Members[0].MemoryLimitBytes = 0
+	host := analyzeRun(t, &free, analyze.Options{})
 	if f := findingOf(host, analyze.ClassMemory); f.Severity == analyze.Fail || f.Severity == analyze.Warn {
-		t.Errorf("graded against %d B of host memory: memory %s: %s", run.Host.MemoryBytes, f.Severity, f.Summary)
+		t.Errorf("graded against %d B of host memory: memory %s: %s", run.Host.HostMemoryBytes, f.Severity, f.Summary)
+	}
+	if rss := evidence(host, analyze.ClassMemory, "peak RSS"); len(rss) == 0 || !strings.Contains(rss[0].Observed, "host RAM") {
+		t.Errorf("RSS evidence without the limit = %+v, want it graded against host RAM", rss)
 	}
 }
 
@@ -259,9 +278,9 @@ func TestLiveMemory(t *testing.T) {
 // must raise no CPU alarm, then under a cgroup CPU quota of 15% of one CPU with a
 // closed-loop load: the verdict must name the server's CPU, not the generator.
 //
-// The member is not in this process's cgroup, so the analyzer is told the CPUs it
-// has (analyze.Options.Cores, as `--cores` would); the host facts are this
-// process's own.
+// The member is not in this process's cgroup, whose host facts would give it the
+// machine's CPUs: the run records the member's own quota, as etcdperf's measure
+// does, and the analyzer grades it on that.
 func TestLiveServerCPU(t *testing.T) {
 	requireLive(t)
 	faults.RequireRoot(t)
@@ -282,12 +301,16 @@ func TestLiveServerCPU(t *testing.T) {
 	if err := cg.Add(c.Members()[0].Pid()); err != nil {
 		t.Fatal(err)
 	}
-	rep := analyzeRun(t, measure(t, c, cli, load{prefix: "/etcdperf/cpu/", valSize: 256, workers: 16, duration: 10 * time.Second}), analyze.Options{Cores: quota})
+	run := measure(t, c, cli, load{prefix: "/etcdperf/cpu/", valSize: 256, workers: 16, duration: 10 * time.Second})
+	if got := run.Target.Members[0].CPUQuotaCores; got != quota {
+		t.Errorf("recorded member CPU quota = %g cores, want %g", got, quota)
+	}
+	rep := analyzeRun(t, run, analyze.Options{})
 	if rep.Verdict.Bottleneck != string(analyze.ClassCPU) {
 		t.Errorf("member under a %.2f CPU quota: bottleneck = %s, want cpu: %s", quota, rep.Verdict.Bottleneck, rep.Verdict.Summary)
 	}
-	if ev := evidence(rep, analyze.ClassCPU, "server CPU"); len(ev) == 0 || ev[0].Severity != analyze.Fail {
-		t.Errorf("server CPU evidence = %+v, want fail", ev)
+	if ev := evidence(rep, analyze.ClassCPU, "server CPU"); len(ev) == 0 || ev[0].Severity != analyze.Fail || !strings.Contains(ev[0].Observed, "member cgroup quota") {
+		t.Errorf("server CPU evidence = %+v, want fail on the member's cgroup quota", ev)
 	}
 	requireNoFail(t, rep, "member under a CPU quota", analyze.ClassClient)
 }

@@ -25,6 +25,7 @@ type measured struct {
 // after the load, drive it, and analyze the result.
 func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.Workload, run *results.Run, opts analyze.Options) measured {
 	run.Host = hardware.Collect(hardware.Config{DataDir: embeddedDir(t)})
+	readMemberLimits(t, run)
 	if opts.NetworkRTTMs == 0 {
 		opts.NetworkRTTMs = statusRTTMs(ctx, t)
 	}

@@ -196,4 +196,8 @@ func TestClusterGone(t *testing.T) {
 		t.Errorf("stderr %q does not say the cluster went away", s.stderr.String())
 	}
 	checkIntervals(t, run)
+	// The seconds in which every request hung, up to the stop, are there too.
+	if n := len(run.Ops[0].Intervals); float64(n) < run.DurationS {
+		t.Errorf("%d intervals for a %.1fs window", n, run.DurationS)
+	}
 }
