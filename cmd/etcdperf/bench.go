@@ -332,8 +332,9 @@ func (a *app) benchClients(t *target, conns int) ([]*clientv3.Client, error) {
 		Username:             t.Client.Username,
 		Password:             t.Client.Password,
 		Logger:               zap.NewNop(),
-		DialOptions:          []grpc.DialOption{grpc.WithBlock()}, //nolint:staticcheck // as connect: fail fast
-		MaxCallSendMsgSize:   2 * 1024 * 1024,
+		//lint:ignore SA1019 as connect: fail fast (grpc-go keeps WithBlock throughout 1.x)
+		DialOptions:        []grpc.DialOption{grpc.WithBlock()},
+		MaxCallSendMsgSize: 2 * 1024 * 1024,
 	}
 	for len(clis) < conns {
 		c, err := clientv3.New(cfg)

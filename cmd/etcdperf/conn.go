@@ -143,9 +143,10 @@ func (a *app) connect(ctx context.Context) (*target, error) {
 		Username:             user,
 		Password:             pass,
 		Logger:               zap.NewNop(),
-		DialOptions:          []grpc.DialOption{grpc.WithBlock()}, //nolint:staticcheck // fail fast on unreachable endpoints, as etcdctl does
-		MaxCallSendMsgSize:   2 * 1024 * 1024,
-		MaxCallRecvMsgSize:   0,
+		//lint:ignore SA1019 fail fast on unreachable endpoints, as etcdctl does (grpc-go keeps WithBlock throughout 1.x)
+		DialOptions:        []grpc.DialOption{grpc.WithBlock()},
+		MaxCallSendMsgSize: 2 * 1024 * 1024,
+		MaxCallRecvMsgSize: 0,
 	}
 	// gRPC's blocking dial says only "context deadline exceeded" whatever went
 	// wrong, and only once the dial timeout has passed; a probe names the cause
