@@ -13,8 +13,6 @@ import (
 	"github.com/cheggaaa/pb/v3"
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/bench"
@@ -323,19 +321,7 @@ func (a *app) benchClients(t *target, conns int) ([]*clientv3.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := clientv3.Config{
-		Endpoints:            t.Info.Endpoints,
-		DialTimeout:          a.conn.dialTimeout,
-		DialKeepAliveTime:    a.conn.keepaliveTime,
-		DialKeepAliveTimeout: a.conn.keepaliveTimeout,
-		TLS:                  tlsCfg,
-		Username:             t.Client.Username,
-		Password:             t.Client.Password,
-		Logger:               zap.NewNop(),
-		//lint:ignore SA1019 as connect: fail fast (grpc-go keeps WithBlock throughout 1.x)
-		DialOptions:        []grpc.DialOption{grpc.WithBlock()},
-		MaxCallSendMsgSize: 2 * 1024 * 1024,
-	}
+	cfg := a.conn.clientConfig(t.Info.Endpoints, tlsCfg, t.Client.Username, t.Client.Password)
 	for len(clis) < conns {
 		c, err := clientv3.New(cfg)
 		if err != nil {

@@ -134,20 +134,7 @@ func (a *app) connect(ctx context.Context) (*target, error) {
 		t.Close()
 		return nil, err
 	}
-	cfg := clientv3.Config{
-		Endpoints:            eps,
-		DialTimeout:          c.dialTimeout,
-		DialKeepAliveTime:    c.keepaliveTime,
-		DialKeepAliveTimeout: c.keepaliveTimeout,
-		TLS:                  tlsCfg,
-		Username:             user,
-		Password:             pass,
-		Logger:               zap.NewNop(),
-		//lint:ignore SA1019 fail fast on unreachable endpoints, as etcdctl does (grpc-go keeps WithBlock throughout 1.x)
-		DialOptions:        []grpc.DialOption{grpc.WithBlock()},
-		MaxCallSendMsgSize: 2 * 1024 * 1024,
-		MaxCallRecvMsgSize: 0,
-	}
+	cfg := c.clientConfig(eps, tlsCfg, user, pass)
 	// gRPC's blocking dial says only "context deadline exceeded" whatever went
 	// wrong, and only once the dial timeout has passed; a probe names the cause
 	// (refused, a certificate, a server that never answers) at once.
@@ -315,6 +302,23 @@ func tlsCause(err, stalled error) error {
 		return errors.New("the server does not speak TLS: name it http://, or drop the TLS flags")
 	}
 	return err
+}
+
+// clientConfig is the client configuration of every connection to the cluster.
+func (c *connFlags) clientConfig(eps []string, tlsCfg *tls.Config, user, pass string) clientv3.Config {
+	return clientv3.Config{
+		Endpoints:            eps,
+		DialTimeout:          c.dialTimeout,
+		DialKeepAliveTime:    c.keepaliveTime,
+		DialKeepAliveTimeout: c.keepaliveTimeout,
+		TLS:                  tlsCfg,
+		Username:             user,
+		Password:             pass,
+		Logger:               zap.NewNop(),
+		//lint:ignore SA1019 fail fast on unreachable endpoints, as etcdctl does (grpc-go keeps WithBlock throughout 1.x)
+		DialOptions:        []grpc.DialOption{grpc.WithBlock()},
+		MaxCallSendMsgSize: 2 * 1024 * 1024,
+	}
 }
 
 func (c *connFlags) tlsConfig() (*tls.Config, error) {

@@ -110,7 +110,11 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	code := exitCode(err)
 	var ee *exitError
 	if err != nil && !(errors.As(err, &ee) && ee.err == nil) {
-		fmt.Fprintf(a.stderr, "etcdperf: %s\n", oneLine(err))
+		msg := oneLine(err)
+		if code == ExitInterrupted && msg == context.Canceled.Error() {
+			msg = "interrupted"
+		}
+		fmt.Fprintf(a.stderr, "etcdperf: %s\n", msg)
 		if a.debug {
 			// The chain of wrapped errors, innermost last, with their types.
 			for e := err; e != nil; e = errors.Unwrap(e) {
