@@ -294,15 +294,28 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	return verdictExit(m.report.Verdict.Status)
 }
 
-// checkWritableDir fails before any load is sent when the run file could not be written.
+// checkWritableDir fails before any load is sent when the run file could not be
+// written. It creates nothing: a folder that does not exist yet is judged by the
+// nearest one that does, where WriteFile would create it.
 func checkWritableDir(dir, runFile string) error {
 	if runFile != "" {
 		dir = filepath.Dir(runFile)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("results dir: %w", err)
+	probe := dir
+	for {
+		fi, err := os.Stat(probe)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("results dir %s: %s is not a folder", dir, probe)
+			}
+			break
+		}
+		if !os.IsNotExist(err) || filepath.Dir(probe) == probe {
+			return fmt.Errorf("results dir %s: %w", dir, err)
+		}
+		probe = filepath.Dir(probe)
 	}
-	f, err := os.CreateTemp(dir, ".write-check-*")
+	f, err := os.CreateTemp(probe, ".write-check-*")
 	if err != nil {
 		return fmt.Errorf("results dir %s is not writable: %w", dir, err)
 	}
