@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -64,12 +65,16 @@ func (k keySpace) buf() []byte {
 }
 
 // key writes the key of index i into b (from buf) and returns it.
-func (k keySpace) key(b []byte, i uint64) string {
+func (k keySpace) key(b []byte, i uint64) string { return string(k.fill(b, i)) }
+
+// fill writes the key of index i into b (from buf) in place and returns b: the
+// request loops reuse one buffer per worker instead of allocating a key each time.
+func (k keySpace) fill(b []byte, i uint64) []byte {
 	for j := len(b) - 1; j >= len(k.prefix); j-- {
 		b[j] = byte('0' + i%10)
 		i /= 10
 	}
-	return string(b)
+	return b
 }
 
 // len is the full length of a key, prefix included.
@@ -139,3 +144,10 @@ func cleanup(kv clientv3.KV, prefix string, stopped bool) error {
 
 // client returns the connection worker id uses: workers spread over the connections.
 func client(clients []*clientv3.Client, id int) *clientv3.Client { return clients[id%len(clients)] }
+
+// kvStub is the gRPC KV stub on a client's connection. The request loops call it
+// directly, with one request struct per worker: clientv3's KV builds an Op, a new
+// request and string copies per call, which costs the generator CPU that the
+// server should get. The connection keeps clientv3's interceptors (auth tokens,
+// its retry of requests that never reached a server).
+func kvStub(c *clientv3.Client) pb.KVClient { return pb.NewKVClient(c.ActiveConnection()) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -44,14 +45,16 @@ func (p *Put) Ops() []OpKind { return []OpKind{{Name: "put", Share: 1}} }
 
 // Worker returns a put loop with its own key buffer and random source.
 func (p *Put) Worker(id int) Op {
-	kv, buf, rng := client(p.clients, id), p.keys.buf(), workerRand(id)
+	kv, rng := kvStub(client(p.clients, id)), workerRand(id)
+	req := &pb.PutRequest{Key: p.keys.buf(), Value: []byte(p.value)}
+	sent := int64(len(req.Key) + len(req.Value))
 	return func(ctx context.Context, seq uint64) Outcome {
 		i := seq % p.keys.n
 		if !p.seqKeys {
 			i = rng.Uint64N(p.keys.n)
 		}
-		key := p.keys.key(buf, i)
-		_, err := kv.Put(ctx, key, p.value)
-		return Outcome{Sent: int64(len(key) + len(p.value)), Err: err}
+		p.keys.fill(req.Key, i) // gRPC has marshalled the previous request by now
+		_, err := kv.Put(ctx, req)
+		return Outcome{Sent: sent, Err: err}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -33,7 +34,8 @@ type Range struct {
 type rangeSpec struct {
 	keys  keySpace
 	width uint64
-	opts  []clientv3.OpOption
+	// req holds the options every request shares; workers copy it and set the keys.
+	req pb.RangeRequest
 }
 
 func newRangeSpec(ks keySpace, width uint64, limit int64, consistency string, keysOnly, countOnly bool) (rangeSpec, error) {
@@ -43,40 +45,33 @@ func newRangeSpec(ks keySpace, width uint64, limit int64, consistency string, ke
 	if limit < 0 {
 		return rangeSpec{}, fmt.Errorf("limit must not be negative, got %d", limit)
 	}
-	var opts []clientv3.OpOption
+	req := pb.RangeRequest{Limit: limit, KeysOnly: keysOnly, CountOnly: countOnly}
 	switch consistency {
 	case "l", "":
 	case "s":
-		opts = append(opts, clientv3.WithSerializable())
+		req.Serializable = true
 	default:
 		return rangeSpec{}, fmt.Errorf("consistency must be l (linearizable) or s (serializable), got %q", consistency)
 	}
-	if limit > 0 {
-		opts = append(opts, clientv3.WithLimit(limit))
-	}
-	if keysOnly {
-		opts = append(opts, clientv3.WithKeysOnly())
-	}
-	if countOnly {
-		opts = append(opts, clientv3.WithCountOnly())
-	}
-	return rangeSpec{keys: ks, width: width, opts: opts}, nil
+	return rangeSpec{keys: ks, width: width, req: req}, nil
 }
 
 // worker returns a range request function with its own buffers.
-func (s rangeSpec) worker(kv clientv3.KV, id int) func(ctx context.Context) Outcome {
-	rng, from, to := workerRand(id), s.keys.buf(), s.keys.buf()
-	opts := append(s.opts[:len(s.opts):len(s.opts)], nil) // the last slot takes the range end
+func (s rangeSpec) worker(c *clientv3.Client, id int) func(ctx context.Context) Outcome {
+	kv, rng := kvStub(c), workerRand(id)
+	req := &pb.RangeRequest{Key: s.keys.buf(), Limit: s.req.Limit, Serializable: s.req.Serializable,
+		KeysOnly: s.req.KeysOnly, CountOnly: s.req.CountOnly}
+	if s.width > 1 {
+		req.RangeEnd = s.keys.buf()
+	}
 	return func(ctx context.Context) Outcome {
 		start := rng.Uint64N(s.keys.n - s.width + 1)
-		key := s.keys.key(from, start)
-		o := opts[:len(opts)-1]
+		s.keys.fill(req.Key, start) // gRPC has marshalled the previous request by now
 		if s.width > 1 {
-			opts[len(opts)-1] = clientv3.WithRange(s.keys.key(to, start+s.width))
-			o = opts
+			s.keys.fill(req.RangeEnd, start+s.width)
 		}
-		resp, err := kv.Get(ctx, key, o...)
-		out := Outcome{Sent: int64(len(key)), Err: err}
+		resp, err := kv.Range(ctx, req)
+		out := Outcome{Sent: int64(len(req.Key) + len(req.RangeEnd)), Err: err}
 		if err == nil {
 			out.Keys = int64(len(resp.Kvs))
 			for _, kv := range resp.Kvs {
