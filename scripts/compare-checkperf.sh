@@ -22,7 +22,7 @@ ep=127.0.0.1:$port
   --listen-peer-urls "http://127.0.0.1:$((port + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((port + 1))" \
   --initial-cluster "cmp=http://127.0.0.1:$((port + 1))" --log-level error >"$work/etcd.log" 2>&1 &
 etcd_pid=$!
-trap 'kill $etcd_pid 2>/dev/null; wait $etcd_pid 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $etcd_pid 2>/dev/null; wait $etcd_pid 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do curl -fs "http://$ep/health" >/dev/null 2>&1 && break; sleep 0.1; done
 echo "etcd $("$bindir/etcd" --version | awk '/etcd Version/ {print $3}') pid $etcd_pid at $ep; $(nproc) cores shared by server and client"
 
