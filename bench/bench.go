@@ -123,9 +123,6 @@ var ErrPrefixInUse = errors.New("prefix already holds keys")
 // CleanupTimeout bounds the deletion of the prefix after a run.
 const CleanupTimeout = 30 * time.Second
 
-// gcPercent is the GOGC the load runs under.
-const gcPercent = 400
-
 // ValidRateFraction is the least fraction of the target rate a valid run achieves.
 const ValidRateFraction = 0.95
 
@@ -200,10 +197,10 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 			return fmt.Errorf("prepare: %w", err)
 		}
 	}
-	// The generator's heap is small and bounded (no latency slices), so trading a
-	// little memory for fewer collections leaves more CPU to send requests: gRPC's
-	// per-call garbage made GC ~9% of the generator's CPU at the default GOGC.
-	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
+	// gRPC's per-call garbage made GC ~9% of the generator's CPU at the default
+	// GOGC; a small heap (no latency slices) can trade a little memory for fewer
+	// collections, leaving that CPU to the requests.
+	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent(liveHeap())))
 	e.drive(ctx, w)
 	if fin != nil {
 		fin.Finish(ctx)
