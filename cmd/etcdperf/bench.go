@@ -233,20 +233,11 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 		return err
 	}
 	ctx := cmd.Context()
-	t, err := a.connect(ctx)
+	t, clis, release, err := a.openLoad(ctx, bf.conns)
 	if err != nil {
 		return err
 	}
-	defer t.Close()
-	clis, err := a.benchClients(t, bf.conns)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		for _, c := range clis[1:] {
-			c.Close()
-		}
-	}()
+	defer release()
 	w, err := workload(clis)
 	if err != nil {
 		return usageErr(err)

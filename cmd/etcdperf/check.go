@@ -151,16 +151,11 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 		return err
 	}
 	ctx := cmd.Context()
-	t, err := a.connect(ctx)
+	t, clis, release, err := a.openLoad(ctx, max(p.Connections, 1))
 	if err != nil {
 		return err
 	}
-	defer t.Close()
-	clis, closeConns, err := a.connections(t, p)
-	if err != nil {
-		return err
-	}
-	defer closeConns()
+	defer release()
 	if err := cf.worker.start(ctx, a.stderr, &p.Rate, nil, nil); err != nil {
 		return err
 	}

@@ -26,18 +26,3 @@ func (a *app) runProfile(ctx context.Context, cmd *cobra.Command, command string
 	run.Flags["rate"] = ftoa(p.Rate)
 	return a.measure(ctx, t, cfg, w, run, analyze.Options{Clients: p.Clients}), nil
 }
-
-// connections returns the profile's connections to t: the target's client and
-// more as the profile asks (etcdctl check perf opens one per client). close
-// releases the extra ones.
-func (a *app) connections(t *target, p *profiles.Profile) (clis []*clientv3.Client, close func(), err error) {
-	clis, err = a.benchClients(t, max(p.Connections, 1))
-	if err != nil {
-		return nil, nil, err
-	}
-	return clis, func() {
-		for _, c := range clis[1:] {
-			c.Close()
-		}
-	}, nil
-}

@@ -174,6 +174,27 @@ func (t *target) connected() bool {
 	return true
 }
 
+// openLoad connects (or starts the embedded etcd) and opens conns clients to
+// drive load with: the target's own and conns-1 more, each with its own gRPC
+// connection. release closes them all and stops an embedded cluster.
+func (a *app) openLoad(ctx context.Context, conns int) (t *target, clis []*clientv3.Client, release func(), err error) {
+	t, err = a.connect(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	clis, err = a.benchClients(t, conns)
+	if err != nil {
+		t.Close()
+		return nil, nil, nil, err
+	}
+	return t, clis, func() {
+		for _, c := range clis[1:] {
+			c.Close()
+		}
+		t.Close()
+	}, nil
+}
+
 // describe fills t.Info from the member list and each endpoint's status.
 func (t *target) describe(ctx context.Context, eps []string, timeout time.Duration) error {
 	t.Info.Endpoints = eps

@@ -239,16 +239,11 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 		return err
 	}
 	ctx := cmd.Context()
-	t, err := a.connect(ctx)
+	t, clis, release, err := a.openLoad(ctx, max(p.Connections, 1))
 	if err != nil {
 		return err
 	}
-	defer t.Close()
-	clis, closeConns, err := a.connections(t, p)
-	if err != nil {
-		return err
-	}
-	defer closeConns()
+	defer release()
 
 	var steps []*planStep
 	step := func(rate float64) (*planStep, error) {

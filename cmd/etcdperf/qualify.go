@@ -207,16 +207,11 @@ func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf
 	a.conn.dataDir = sub
 	defer func() { a.conn.dataDir = saved }()
 	ctx := cmd.Context()
-	t, err := a.connect(ctx)
+	t, clis, release, err := a.openLoad(ctx, max(p.Connections, 1))
 	if err != nil {
 		return measured{}, err
 	}
-	defer t.Close()
-	clis, closeConns, err := a.connections(t, &p)
-	if err != nil {
-		return measured{}, err
-	}
-	defer closeConns()
+	defer release()
 	lr, err := a.runProfile(ctx, cmd, "qualify", t, clis, &p, defaultCheckPrefix, false)
 	if err != nil {
 		return measured{}, err
