@@ -78,13 +78,18 @@ type Member struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	etcd   *embed.Etcd
+	// argv is the member's etcd command line in process mode, kept for Restart.
+	argv []string
 }
 
 // Cluster is a running set of members.
 type Cluster struct {
+	cfg     Config
 	members []*Member
 	dir     string
 	ownDir  bool
+	// next numbers the members Prepare names, after the initial ones.
+	next int
 }
 
 // Start starts the cluster and waits until every member answers /health.
@@ -98,7 +103,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 30 * time.Second
 	}
-	c := &Cluster{dir: cfg.Dir}
+	c := &Cluster{cfg: cfg, dir: cfg.Dir, next: cfg.Members}
 	if c.dir == "" {
 		d, err := os.MkdirTemp("", "etcdperf-etcd-")
 		if err != nil {
@@ -110,34 +115,18 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	var initial []string
 	for i := 0; i < cfg.Members; i++ {
-		cport, err := freePort()
+		m, err := c.newMember(fmt.Sprintf("m%d", i))
 		if err != nil {
 			c.Close()
 			return nil, err
 		}
-		pport, err := freePort()
-		if err != nil {
-			c.Close()
-			return nil, err
-		}
-		scheme := "http"
-		if cfg.TLS != nil {
-			scheme = "https"
-		}
-		m := &Member{
-			Name:      fmt.Sprintf("m%d", i),
-			ClientURL: fmt.Sprintf("%s://127.0.0.1:%d", scheme, cport),
-			PeerURL:   fmt.Sprintf("http://127.0.0.1:%d", pport),
-		}
-		m.DataDir = filepath.Join(c.dir, m.Name+".etcd")
-		m.LogFile = filepath.Join(c.dir, m.Name+".log")
 		c.members = append(c.members, m)
 		initial = append(initial, m.Name+"="+m.PeerURL)
 	}
 	for _, m := range c.members {
 		var err error
 		if cfg.Processes {
-			err = m.startProcess(cfg, strings.Join(initial, ","))
+			err = m.startProcess(cfg, m.args(cfg, strings.Join(initial, ","), "new"))
 		} else {
 			err = m.startEmbedded(cfg, strings.Join(initial, ","))
 		}
@@ -162,7 +151,32 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
-func (m *Member) args(cfg Config, initial string) []string {
+// newMember names a member and reserves its URLs and data dir, without starting it.
+func (c *Cluster) newMember(name string) (*Member, error) {
+	cport, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	pport, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	scheme := "http"
+	if c.cfg.TLS != nil {
+		scheme = "https"
+	}
+	return &Member{
+		Name:      name,
+		ClientURL: fmt.Sprintf("%s://127.0.0.1:%d", scheme, cport),
+		PeerURL:   fmt.Sprintf("http://127.0.0.1:%d", pport),
+		DataDir:   filepath.Join(c.dir, name+".etcd"),
+		LogFile:   filepath.Join(c.dir, name+".log"),
+	}, nil
+}
+
+// args is the member's etcd command line; state is etcd's --initial-cluster-state
+// ("new" for the first members, "existing" for one that joins later).
+func (m *Member) args(cfg Config, initial, state string) []string {
 	a := []string{
 		"--name=" + m.Name,
 		"--data-dir=" + m.DataDir,
@@ -171,7 +185,7 @@ func (m *Member) args(cfg Config, initial string) []string {
 		"--listen-peer-urls=" + m.PeerURL,
 		"--initial-advertise-peer-urls=" + m.PeerURL,
 		"--initial-cluster=" + initial,
-		"--initial-cluster-state=new",
+		"--initial-cluster-state=" + state,
 		"--log-level=warn",
 		"--log-outputs=" + m.LogFile,
 	}
@@ -188,7 +202,7 @@ func (m *Member) args(cfg Config, initial string) []string {
 	return append(a, cfg.ExtraArgs...)
 }
 
-func (m *Member) startProcess(cfg Config, initial string) error {
+func (m *Member) startProcess(cfg Config, argv []string) error {
 	bin, env := cfg.Bin, os.Environ()
 	if bin == "" {
 		self, err := os.Executable()
@@ -197,7 +211,7 @@ func (m *Member) startProcess(cfg Config, initial string) error {
 		}
 		bin, env = self, append(env, execEnv+"=1")
 	}
-	cmd := exec.Command(bin, m.args(cfg, initial)...)
+	cmd := exec.Command(bin, argv...)
 	cmd.Env = env
 	// Members get their own process group so a Ctrl-C aimed at etcdperf reaches
 	// etcdperf alone, which then stops them in order.
@@ -205,7 +219,7 @@ func (m *Member) startProcess(cfg Config, initial string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("embedded etcd: start %s: %w", m.Name, err)
 	}
-	m.cmd, m.exited = cmd, make(chan struct{})
+	m.cmd, m.exited, m.argv = cmd, make(chan struct{}), argv
 	go func() { _ = cmd.Wait(); close(m.exited) }()
 	return nil
 }
