@@ -13,29 +13,34 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 )
 
 // asStored turns a member's /metrics text into the series Prometheus stores for it:
 // one sample per series, histograms as _bucket/_sum/_count, with target labels.
-func asStored(t *testing.T, text, instance string) []promSample {
+// The second result is what the metadata API says of the families' types.
+func asStored(t *testing.T, text, instance string) ([]*model.Sample, map[string]v1.MetricType) {
 	t.Helper()
 	s, err := Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []promSample
+	var out []*model.Sample
+	types := map[string]v1.MetricType{}
 	add := func(name string, labels []*dto.LabelPair, v float64, extra ...string) {
-		m := map[string]string{"__name__": name, "instance": instance, "job": "etcd"}
+		m := model.Metric{"__name__": model.LabelValue(name), "instance": model.LabelValue(instance), "job": "etcd"}
 		for _, l := range labels {
-			m[l.GetName()] = l.GetValue()
+			m[model.LabelName(l.GetName())] = model.LabelValue(l.GetValue())
 		}
 		for i := 0; i < len(extra); i += 2 {
-			m[extra[i]] = extra[i+1]
+			m[model.LabelName(extra[i])] = model.LabelValue(extra[i+1])
 		}
-		out = append(out, promSample{Metric: m, Value: promPoint{t: 1.8e9, v: v}})
+		out = append(out, &model.Sample{Metric: m, Value: model.SampleValue(v), Timestamp: model.TimeFromUnix(1.8e9)})
 	}
 	for name, f := range s.Families {
+		types[name] = v1.MetricType(strings.ToLower(f.GetType().String()))
 		for _, m := range f.GetMetric() {
 			switch {
 			case m.Histogram != nil:
@@ -61,14 +66,19 @@ func asStored(t *testing.T, text, instance string) []promSample {
 			}
 		}
 	}
-	return out
+	return out, types
 }
 
 // TestExpositionRoundTrip: the text rebuilt from what Prometheus stores grades
-// exactly as the member's own /metrics, for etcd 3.6 and 3.4.
+// exactly as the member's own /metrics, for etcd 3.6 and 3.4; with the metadata
+// API's types every family has its own type, without them the shapes still grade.
 func TestExpositionRoundTrip(t *testing.T) {
-	for _, v := range []string{"3.6", "3.4"} {
-		t.Run(v, func(t *testing.T) {
+	for _, c := range []struct {
+		v        string
+		metadata bool
+	}{{"3.6", true}, {"3.4", true}, {"3.6", false}} {
+		v := c.v
+		t.Run(fmt.Sprintf("%s/metadata=%v", v, c.metadata), func(t *testing.T) {
 			var direct, rebuilt [2]string
 			for i, phase := range []string{"before", "after"} {
 				b, err := os.ReadFile(fmt.Sprintf("testdata/etcd-%s-%s.txt", v, phase))
@@ -76,11 +86,18 @@ func TestExpositionRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 				direct[i] = Filter(string(b))
-				text, err := exposition(asStored(t, direct[i], "10.0.0.1:2379"))
+				series, types := asStored(t, direct[i], "10.0.0.1:2379")
+				if !c.metadata {
+					types = nil
+				}
+				text, err := exposition(series, types)
 				if err != nil {
 					t.Fatal(err)
 				}
 				rebuilt[i] = Filter(text)
+				if c.metadata {
+					sameTypes(t, direct[i], rebuilt[i])
+				}
 				if strings.Contains(rebuilt[i], "instance=") || strings.Contains(rebuilt[i], `job="etcd"`) {
 					t.Errorf("target labels leaked into the member's text")
 				}
@@ -113,6 +130,24 @@ func TestExpositionRoundTrip(t *testing.T) {
 	}
 }
 
+// sameTypes fails unless every family of want has the same type in got.
+func sameTypes(t *testing.T, want, got string) {
+	t.Helper()
+	w, err := Parse(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Parse(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range w.Families {
+		if gf, ok := g.Families[name]; !ok || gf.GetType() != f.GetType() {
+			t.Errorf("%s: type %s, want %s", name, gf.GetType(), f.GetType())
+		}
+	}
+}
+
 func TestPrometheusBadInput(t *testing.T) {
 	// A port nothing listens on.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -122,8 +157,16 @@ func TestPrometheusBadInput(t *testing.T) {
 	refused := "http://" + l.Addr().String()
 	l.Close()
 
-	empty := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+	empty := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/metadata" {
+			fmt.Fprint(w, `{"status":"success","data":{}}`)
+			return
+		}
+		kind := "vector"
+		if strings.HasSuffix(r.FormValue("query"), "s]") {
+			kind = "matrix"
+		}
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":%q,"result":[]}}`, kind)
 	}))
 	defer empty.Close()
 	badQuery := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -131,8 +174,12 @@ func TestPrometheusBadInput(t *testing.T) {
 		fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"1:30: parse error: unexpected end of input"}`)
 	}))
 	defer badQuery.Close()
-	notProm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	forbidden := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "<html>login</html>", http.StatusForbidden)
+	}))
+	defer forbidden.Close()
+	notProm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "<html>hello</html>")
 	}))
 	defer notProm.Close()
 
@@ -146,7 +193,8 @@ func TestPrometheusBadInput(t *testing.T) {
 		{Prometheus{URL: refused}, from, "connection refused"},
 		{Prometheus{URL: empty.URL, Selector: `job="nope"`}, from, `no series match {job="nope"}`},
 		{Prometheus{URL: badQuery.URL, Selector: `job=`}, from, "bad_data: 1:30: parse error"},
-		{Prometheus{URL: notProm.URL}, from, "HTTP 403 Forbidden, not a Prometheus API answer"},
+		{Prometheus{URL: forbidden.URL}, from, "HTTP 403 Forbidden: credentials missing or refused"},
+		{Prometheus{URL: notProm.URL}, from, "not a Prometheus API answer"},
 		{Prometheus{URL: "prometheus:9090"}, from, "want http(s)://host:port"},
 		{Prometheus{URL: empty.URL}, to.Add(time.Second), "is not after"},
 	} {
@@ -156,6 +204,12 @@ func TestPrometheusBadInput(t *testing.T) {
 		}
 		if strings.Contains(c.want, "no series") && !errors.Is(err, ErrNoSeries) {
 			t.Errorf("%v is not ErrNoSeries", err)
+		}
+		if strings.Contains(c.want, "403") && !errors.Is(err, ErrUnauthorized) {
+			t.Errorf("%v is not ErrUnauthorized", err)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q is more than one line", err)
 		}
 	}
 }

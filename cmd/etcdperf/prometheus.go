@@ -17,11 +17,13 @@ import (
 // instead of the scrapes in a run file.
 type promFlags struct {
 	url, selector string
+	httpConfig    string
 	from, to      time.Time
 }
 
 func (p *promFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.url, "prometheus", "", "read the members' metrics from this Prometheus server (http://host:9090) over --from..--to")
+	fs.StringVar(&p.httpConfig, "prometheus-http-config", "", "Prometheus HTTP client config `FILE` as promtool's --http.config.file: basic_auth, authorization (credentials_file), tls_config, proxy_url")
 	fs.StringVar(&p.selector, "selector", "", `label matchers of the members' series in Prometheus, e.g. 'job="etcd"'`)
 	fs.Var((*startAtValue)(&p.from), "from", "start of the window, RFC 3339 or unix seconds (default: the run file's start)")
 	fs.Var((*startAtValue)(&p.to), "to", "end of the window, RFC 3339 or unix seconds (default: the run file's end, else now)")
@@ -79,6 +81,13 @@ func (p *promFlags) run(ctx context.Context, args []string) (*results.Run, error
 		}
 	}
 	prom := &analyze.Prometheus{URL: p.url, Selector: p.selector}
+	if p.httpConfig != "" {
+		cfg, err := analyze.LoadHTTPConfig(p.httpConfig)
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		prom.HTTPConfig = cfg
+	}
 	scrapes, err := prom.Scrapes(ctx, from, to)
 	if err != nil {
 		return nil, err

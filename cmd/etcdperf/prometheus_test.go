@@ -2,87 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"net"
-	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/internal/promtest"
 	"github.com/etcdperf/etcdperf/results"
 )
-
-// startPrometheus starts Debian's prometheus on 127.0.0.1, scraping target
-// (host:port) every second as job "etcd", in a temp dir, stopped when the test ends.
-// It skips, saying why, when prometheus is not installed.
-func startPrometheus(t *testing.T, target string) string {
-	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Skipf("prometheus not installed (apt-get install -y prometheus): %v", err)
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	conf := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: etcd\n    static_configs:\n      - targets: ['%s']\n", target)
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		log.Close()
-	})
-	base := "http://" + addr
-	// Ready once it holds a sample of the member.
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(`etcd_server_has_leader{job="etcd"}`))
-		if err == nil {
-			var ans struct {
-				Data struct{ Result []any } `json:"data"`
-			}
-			_ = json.NewDecoder(resp.Body).Decode(&ans)
-			resp.Body.Close()
-			if len(ans.Data.Result) > 0 {
-				return base
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	b, _ := os.ReadFile(log.Name())
-	t.Fatalf("prometheus at %s has no etcd sample after 30s; log:\n%s", base, b)
-	return ""
-}
 
 // TestPrometheusMatchesScrapes analyzes one bench run twice: with the scrapes the
 // run file holds, taken from the member directly, and with the member's samples
@@ -97,7 +27,7 @@ func TestPrometheusMatchesScrapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prom := startPrometheus(t, u.Host)
+	prom := promtest.Start(t, promtest.Options{Target: u.Host})
 	// Some history before the run, as a real Prometheus has.
 	time.Sleep(2 * time.Second)
 
@@ -186,6 +116,8 @@ func TestPrometheusFlags(t *testing.T) {
 	}{
 		{promFlags{url: "http://127.0.0.1:1"}, "needs --from"},
 		{promFlags{url: "http://127.0.0.1:1", from: at, to: at}, "is not after"},
+		{promFlags{url: "http://127.0.0.1:1", from: at, to: at.Add(time.Minute), httpConfig: "/nonexistent.yml"}, "no such file"},
+		{promFlags{url: "http://127.0.0.1:1", from: at, to: at.Add(time.Minute), httpConfig: "prometheus_test.go"}, "prometheus http config"},
 	} {
 		_, err := analyzePrometheus(ctx, &c.p, nil, analyze.Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != ExitError {
