@@ -153,7 +153,9 @@ func TestTLSAuthBench(t *testing.T) {
 			args := append([]string{"bench", "put", "--endpoints", ep, "--total", "200", "--clients", "4", "--conns", "2",
 				"-w", "json", "--results-dir", dir}, tc.args...)
 			r := runBin(t, tc.env, args...)
-			if r.code != ExitOK {
+			// This tests the connection, not the cluster: a verdict of fail (exit 1, a
+			// noisy machine's slow fsync) still ran every request over TLS with auth.
+			if r.code != ExitOK && r.code != ExitFail {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
 			var out struct {
