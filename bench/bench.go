@@ -37,7 +37,9 @@ type Outcome struct {
 	Sent int64 // payload bytes (keys and values) sent
 	Recv int64 // payload bytes received
 	Keys int64 // keys received
-	Err  error
+	// Conflicts counts compare failures the request retried (txn's GuaranteedUpdate shape).
+	Conflicts int64
+	Err       error
 }
 
 // OpKind names an op type a workload reports.
@@ -389,7 +391,7 @@ func (e *engine) openWorker(ctx context.Context, op Op, tolerance time.Duration,
 		}
 		e.rec.in <- sample{
 			start: int64(start), done: int64(done), resp: int64(done - t.due), svc: int64(done - start),
-			sent: out.Sent, recv: out.Recv, keys: out.Keys,
+			sent: out.Sent, recv: out.Recv, keys: out.Keys, conflicts: out.Conflicts,
 			kind: uint8(out.Kind), code: codeOf(out.Err), late: start-t.due > tolerance, paced: true,
 		}
 	}
@@ -418,7 +420,7 @@ func (e *engine) closedWorker(ctx context.Context, op Op, b bounds, next, measur
 		}
 		e.rec.in <- sample{
 			start: int64(start), done: int64(done), resp: int64(done - start), svc: int64(done - start),
-			sent: out.Sent, recv: out.Recv, keys: out.Keys,
+			sent: out.Sent, recv: out.Recv, keys: out.Keys, conflicts: out.Conflicts,
 			kind: uint8(out.Kind), code: codeOf(out.Err), paced: true,
 		}
 	}

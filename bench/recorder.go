@@ -19,6 +19,7 @@ type sample struct {
 	sent      int64 // payload bytes sent
 	recv      int64 // payload bytes received
 	keys      int64 // keys received
+	conflicts int64 // compare failures retried
 	kind      uint8 // index into the workload's ops
 	code      uint8 // gRPC status code; codes.OK for a success
 	late      bool  // started later than the pacing tolerance
@@ -38,6 +39,7 @@ type opRec struct {
 	late        int64
 	sent, recv  int64
 	keys        int64
+	conflicts   int64
 	intervals   []results.Interval
 }
 
@@ -130,6 +132,7 @@ func (r *recorder) add(s sample) {
 	if s.late {
 		o.late++
 	}
+	o.conflicts += s.conflicts
 	if s.code != uint8(codes.OK) {
 		o.codes[s.code]++
 		o.ierr++
@@ -197,6 +200,7 @@ func (r *recorder) result(i int, name string, window time.Duration) (results.Op,
 		BytesSent:     o.sent,
 		BytesReceived: o.recv,
 		KeysReceived:  o.keys,
+		Conflicts:     o.conflicts,
 	}
 	for c, n := range o.codes {
 		if n == 0 {

@@ -256,6 +256,7 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 		out.BytesSent += o.BytesSent
 		out.BytesReceived += o.BytesReceived
 		out.KeysReceived += o.KeysReceived
+		out.Conflicts += o.Conflicts
 		for code, n := range o.ErrorsByCode {
 			if out.ErrorsByCode == nil {
 				out.ErrorsByCode = map[string]int64{}

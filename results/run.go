@@ -110,6 +110,10 @@ type Op struct {
 	BytesReceived int64 `json:"bytes_received,omitempty"`
 	// KeysReceived counts keys returned by ranges.
 	KeysReceived int64 `json:"keys_received,omitempty"`
+
+	// Conflicts counts the failed compares of txn ops that were retried with the
+	// revision the failure returned (kube-apiserver's GuaranteedUpdate).
+	Conflicts int64 `json:"conflicts,omitempty"`
 }
 
 // Interval is one second of an op's measured window.

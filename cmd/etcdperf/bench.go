@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cheggaaa/pb/v3"
@@ -77,7 +78,7 @@ func newBenchCmd(a *app) *cobra.Command {
 	bf := &benchFlags{}
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Drive put, range, watch or mixed load against etcd and measure it",
+		Short: "Drive put, range, watch, txn or mixed load against etcd and measure it",
 		Long: `bench drives load against etcd and writes a run file with its latency histograms.
 
 With --rate the load is an open loop: request i is due at start + i/rate, and its
@@ -104,7 +105,8 @@ errors and Ctrl-C.`,
 	f.IntVar(&bf.keySize, "key-size", 8, "key bytes after the prefix (a zero-padded index)")
 	f.IntVar(&bf.valSize, "val-size", 256, "value bytes")
 	bf.worker.register(f)
-	cmd.AddCommand(newBenchPutCmd(a, bf), newBenchRangeCmd(a, bf), newBenchWatchCmd(a, bf), newBenchMixedCmd(a, bf))
+	cmd.AddCommand(newBenchPutCmd(a, bf), newBenchRangeCmd(a, bf), newBenchWatchCmd(a, bf), newBenchMixedCmd(a, bf),
+		newBenchTxnCmd(a, bf))
 	return cmd
 }
 
@@ -403,6 +405,8 @@ type benchOpJSON struct {
 	Events        *int64          `json:"events,omitempty"`
 	Watchers      *int            `json:"watchers,omitempty"`
 	MissedEvents  *int64          `json:"missed_events,omitempty"`
+	// Conflicts is set on txn ops: compares that failed and were retried.
+	Conflicts *int64 `json:"conflicts,omitempty"`
 }
 
 type benchClient struct {
@@ -425,6 +429,9 @@ func newBenchJSON(run *results.Run, runFile string) benchJSON {
 		}
 		if op.Op == "watch" {
 			o.Events, o.Watchers, o.MissedEvents = &op.Events, &op.Watchers, &op.MissedEvents
+		}
+		if strings.HasPrefix(op.Op, "txn") {
+			o.Conflicts = &op.Conflicts
 		}
 		out.Ops = append(out.Ops, o)
 	}
@@ -498,6 +505,9 @@ func (a *app) benchSimple(run *results.Run) {
 				fmt.Fprintf(w, "; watch creation p99 %s", fmtMs(op.CreateMs.P99))
 			}
 			fmt.Fprintln(w)
+		}
+		if strings.HasPrefix(op.Op, "txn") {
+			fmt.Fprintf(w, "       %d conflicts retried\n", op.Conflicts)
 		}
 		if op.KeysReceived > 0 {
 			fmt.Fprintf(w, "       %d keys, %.1f MiB received\n", op.KeysReceived, float64(op.BytesReceived)/(1<<20))

@@ -98,6 +98,7 @@ func TestForeignKeysUntouched(t *testing.T) {
 			{"bench", "range", "--keys", "100", "--range-width", "100", "--count-only", "--consistency", "s", "--total", "50"},
 			{"bench", "watch", "--watchers", "4", "--watched-keys", "2", "--total", "50"},
 			{"bench", "mixed", "--key-space-size", "100", "--watchers", "2", "--total", "100"},
+			{"bench", "txn", "--key-space-size", "20", "--create-ratio", "0.2", "--delete-ratio", "0.2", "--total", "100"},
 			{"check", "--load", "s", "--duration", "1s", "--warmup", "0s"},
 			{"inspect", "--max-rps", "0"},
 			{"inspect", "--key-prefix", "/etcdperf", "--values", "exact"},
