@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -44,10 +45,10 @@ type Options struct {
 
 // Report is the analysis, shaped for JSON output.
 type Report struct {
-	Verdict  Verdict         `json:"verdict"`
-	Findings []Finding       `json:"findings"`
-	Budget   *Budget         `json:"budget,omitempty"`
-	Hardware *hardware.Grade `json:"hardware,omitempty"`
+	Verdict  finding.Verdict        `json:"verdict"`
+	Findings []finding.Finding      `json:"findings"`
+	Budget   *finding.Budget        `json:"budget,omitempty"`
+	Hardware *finding.HardwareGrade `json:"hardware,omitempty"`
 	// Notes are things the analysis could not use (failed scrapes, unparseable text).
 	Notes []string `json:"notes,omitempty"`
 }
@@ -326,8 +327,8 @@ func allLoopback(endpoints []string) bool {
 }
 
 // workloadOf describes the run's load for the hardware tiers.
-func workloadOf(run *results.Run, ws []*Window, opts Options) hardware.Workload {
-	w := hardware.Workload{Clients: opts.Clients}
+func workloadOf(run *results.Run, ws []*Window, opts Options) finding.Workload {
+	w := finding.Workload{Clients: opts.Clients}
 	if w.Clients == 0 {
 		w.Clients, _ = strconv.Atoi(strings.TrimSpace(run.Flags["clients"]))
 	}
@@ -344,42 +345,42 @@ func workloadOf(run *results.Run, ws []*Window, opts Options) hardware.Workload 
 
 // verdict names the primary bottleneck: the first failing class in class order, or
 // "none". A saturated generator or an invalid run makes the verdict invalid.
-func verdict(run *results.Run, fs []Finding) Verdict {
-	v := Verdict{Status: StatusPass, Bottleneck: BottleneckNone}
-	var fails, warns, unknowns []Finding
+func verdict(run *results.Run, fs []finding.Finding) finding.Verdict {
+	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
+	var fails, warns, unknowns []finding.Finding
 	healthFail := false
 	for _, f := range fs {
 		switch f.Severity {
-		case Fail:
-			if f.Class == ClassHealth {
+		case finding.Fail:
+			if f.Class == finding.ClassHealth {
 				healthFail = true
 				continue
 			}
 			fails = append(fails, f)
-		case Warn:
-			if f.Class != ClassHealth {
+		case finding.Warn:
+			if f.Class != finding.ClassHealth {
 				warns = append(warns, f)
 			}
-		case Unknown:
+		case finding.Unknown:
 			unknowns = append(unknowns, f)
 		}
 	}
-	for _, f := range append(append([]Finding{}, fails...), warns...) {
+	for _, f := range append(append([]finding.Finding{}, fails...), warns...) {
 		v.Ranked = append(v.Ranked, string(f.Class))
 	}
 	if len(fails) > 0 || healthFail {
-		v.Status = StatusFail
+		v.Status = finding.StatusFail
 	}
 	if len(fails) > 0 {
 		v.Bottleneck = string(fails[0].Class)
 	}
 	invalid := run != nil && !run.Valid
-	if len(fails) > 0 && fails[0].Class == ClassClient {
+	if len(fails) > 0 && fails[0].Class == finding.ClassClient {
 		invalid = true
 	}
 	if invalid {
-		v.Status = StatusInvalid
-		if v.Bottleneck == BottleneckNone && len(warns) > 0 {
+		v.Status = finding.StatusInvalid
+		if v.Bottleneck == finding.BottleneckNone && len(warns) > 0 {
 			v.Bottleneck = string(warns[0].Class)
 		}
 	}
@@ -394,9 +395,9 @@ func verdict(run *results.Run, fs []Finding) Verdict {
 		parts = append(parts, "invalid: "+reason)
 	case invalid:
 		parts = append(parts, "invalid: the load generator was saturated, so the run measured it rather than the server")
-	case v.Status == StatusFail && len(fails) == 0:
+	case v.Status == finding.StatusFail && len(fails) == 0:
 		parts = append(parts, "fail: cluster health (no resource class found at fault)")
-	case v.Status == StatusPass:
+	case v.Status == finding.StatusPass:
 		parts = append(parts, "pass: the cluster kept up; no signal over its fail threshold")
 	}
 	if len(fails) > 0 {
@@ -410,7 +411,7 @@ func verdict(run *results.Run, fs []Finding) Verdict {
 		}
 	}
 	for _, f := range fs {
-		if f.Class == ClassHealth && f.Severity == Fail {
+		if f.Class == finding.ClassHealth && f.Severity == finding.Fail {
 			parts = append(parts, "health: "+f.Summary)
 		}
 	}
@@ -424,29 +425,12 @@ func verdict(run *results.Run, fs []Finding) Verdict {
 	return v
 }
 
-func classList(fs []Finding) string {
+func classList(fs []finding.Finding) string {
 	var s []string
 	for _, f := range fs {
 		s = append(s, string(f.Class))
 	}
 	return strings.Join(s, ", ")
-}
-
-// Verdict statuses and the "no bottleneck" value.
-const (
-	StatusPass     = "pass"
-	StatusFail     = "fail"
-	StatusInvalid  = "invalid"
-	BottleneckNone = "none"
-)
-
-// Verdict is the one-line answer: did the cluster keep up, and if not, what ran out first.
-type Verdict struct {
-	Status     string `json:"status"`     // pass | fail | invalid
-	Bottleneck string `json:"bottleneck"` // none | disk | network | memory | cpu | client | value-size | range-size
-	// Ranked lists the failing classes, primary first, then the warning ones.
-	Ranked  []string `json:"ranked,omitempty"`
-	Summary string   `json:"summary"`
 }
 
 // scrapeTime formats a time as Scrape.Time does.

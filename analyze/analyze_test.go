@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -40,13 +41,13 @@ func TestRunFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Verdict.Status != StatusPass || rep.Verdict.Bottleneck != BottleneckNone {
+			if rep.Verdict.Status != finding.StatusPass || rep.Verdict.Bottleneck != finding.BottleneckNone {
 				t.Errorf("verdict = %+v, want pass/none", rep.Verdict)
 			}
 			for _, f := range rep.Findings {
 				switch f.Class {
-				case ClassDisk, ClassNetwork, ClassMemory, ClassCPU, ClassClient, ClassValueSize:
-					if f.Severity != OK {
+				case finding.ClassDisk, finding.ClassNetwork, finding.ClassMemory, finding.ClassCPU, finding.ClassClient, finding.ClassValueSize:
+					if f.Severity != finding.OK {
 						t.Errorf("%s = %s (%s), want ok on a healthy fixture", f.Class, f.Severity, f.Summary)
 					}
 				}
@@ -82,33 +83,33 @@ func TestRunBadInput(t *testing.T) {
 		t.Errorf("notes = %v, want one per broken scrape", rep.Notes)
 	}
 	for _, f := range rep.Findings {
-		if f.Class == ClassDisk && f.Severity != Unknown {
+		if f.Class == finding.ClassDisk && f.Severity != finding.Unknown {
 			t.Errorf("disk = %s without usable scrapes, want unknown", f.Severity)
 		}
 	}
 }
 
 func TestVerdict(t *testing.T) {
-	f := func(c Class, s Severity) Finding {
-		return Finding{Class: c, Severity: s, Summary: string(c) + " summary"}
+	f := func(c finding.Class, s finding.Severity) finding.Finding {
+		return finding.Finding{Class: c, Severity: s, Summary: string(c) + " summary"}
 	}
 	valid := &results.Run{Valid: true}
 	for _, tc := range []struct {
 		name       string
 		run        *results.Run
-		findings   []Finding
+		findings   []finding.Finding
 		status     string
 		bottleneck string
 		ranked     string
 	}{
-		{"all ok", valid, []Finding{f(ClassDisk, OK), f(ClassCPU, OK)}, StatusPass, BottleneckNone, ""},
-		{"warn passes", valid, []Finding{f(ClassDisk, Warn), f(ClassCPU, OK)}, StatusPass, BottleneckNone, "disk"},
-		{"cpu outranks disk", valid, []Finding{f(ClassCPU, Fail), f(ClassDisk, Fail), f(ClassNetwork, Warn)}, StatusFail, "cpu", "cpu,disk,network"},
-		{"value size explains disk", valid, []Finding{f(ClassValueSize, Fail), f(ClassDisk, Fail)}, StatusFail, "value-size", "value-size,disk"},
-		{"saturated generator invalidates", valid, []Finding{f(ClassClient, Fail), f(ClassDisk, Fail)}, StatusInvalid, "client", "client,disk"},
-		{"invalid run names the warning", &results.Run{Valid: false, InvalidReason: "achieved 80% of the target rate"}, []Finding{f(ClassDisk, Warn)}, StatusInvalid, "disk", "disk"},
-		{"health alone fails without a bottleneck", valid, []Finding{f(ClassHealth, Fail), f(ClassDisk, OK)}, StatusFail, BottleneckNone, ""},
-		{"dumps have no run", nil, []Finding{f(ClassMemory, Fail)}, StatusFail, "memory", "memory"},
+		{"all ok", valid, []finding.Finding{f(finding.ClassDisk, finding.OK), f(finding.ClassCPU, finding.OK)}, finding.StatusPass, finding.BottleneckNone, ""},
+		{"warn passes", valid, []finding.Finding{f(finding.ClassDisk, finding.Warn), f(finding.ClassCPU, finding.OK)}, finding.StatusPass, finding.BottleneckNone, "disk"},
+		{"cpu outranks disk", valid, []finding.Finding{f(finding.ClassCPU, finding.Fail), f(finding.ClassDisk, finding.Fail), f(finding.ClassNetwork, finding.Warn)}, finding.StatusFail, "cpu", "cpu,disk,network"},
+		{"value size explains disk", valid, []finding.Finding{f(finding.ClassValueSize, finding.Fail), f(finding.ClassDisk, finding.Fail)}, finding.StatusFail, "value-size", "value-size,disk"},
+		{"saturated generator invalidates", valid, []finding.Finding{f(finding.ClassClient, finding.Fail), f(finding.ClassDisk, finding.Fail)}, finding.StatusInvalid, "client", "client,disk"},
+		{"invalid run names the warning", &results.Run{Valid: false, InvalidReason: "achieved 80% of the target rate"}, []finding.Finding{f(finding.ClassDisk, finding.Warn)}, finding.StatusInvalid, "disk", "disk"},
+		{"health alone fails without a bottleneck", valid, []finding.Finding{f(finding.ClassHealth, finding.Fail), f(finding.ClassDisk, finding.OK)}, finding.StatusFail, finding.BottleneckNone, ""},
+		{"dumps have no run", nil, []finding.Finding{f(finding.ClassMemory, finding.Fail)}, finding.StatusFail, "memory", "memory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := verdict(tc.run, tc.findings)

@@ -4,36 +4,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
-)
-
-// Budget splits client-observed latency into where the time went, from the server's
-// metric deltas over the run window.
-type Budget struct {
-	// Op is the operation the budget is for: the run's busiest write op, else its busiest op.
-	Op string `json:"op,omitempty"`
-	// ClientP50Ms and ClientP99Ms are the client-observed service times; nil without a run.
-	ClientP50Ms *float64     `json:"client_p50_ms"`
-	ClientP99Ms *float64     `json:"client_p99_ms"`
-	Parts       []BudgetPart `json:"parts"`
-	Note        string       `json:"note"`
-}
-
-// BudgetPart is one component; nil values are unknown.
-type BudgetPart struct {
-	Component string   `json:"component"`
-	P50Ms     *float64 `json:"p50_ms"`
-	P99Ms     *float64 `json:"p99_ms"`
-	Source    string   `json:"source"`
-}
-
-// Budget components.
-const (
-	PartNetwork     = "network to leader"
-	PartWAL         = "wal fsync"
-	PartReplication = "replication"
-	PartApply       = "apply/backend"
-	PartRest        = "unexplained"
 )
 
 const budgetNote = "each part is its own percentile over the window; tails rarely coincide, so p99 parts need not add up to the client p99"
@@ -70,8 +42,8 @@ func budgetOp(run *results.Run) *results.Op {
 }
 
 // computeBudget builds the budget from the leader's and followers' windows.
-func computeBudget(in *Input) *Budget {
-	b := &Budget{Note: budgetNote}
+func computeBudget(in *Input) *finding.Budget {
+	b := &finding.Budget{Note: budgetNote}
 	read := false
 	if in.Run != nil {
 		if op := budgetOp(in.Run); op != nil {
@@ -86,15 +58,15 @@ func computeBudget(in *Input) *Budget {
 	}
 	leader := in.Leader
 
-	net := BudgetPart{Component: PartNetwork, Source: "not measured (no client-to-leader RTT probe)"}
+	net := finding.BudgetPart{Component: finding.PartNetwork, Source: "not measured (no client-to-leader RTT probe)"}
 	if in.NetworkRTTMs > 0 {
 		net.P50Ms, net.P99Ms, net.Source = ptr(in.NetworkRTTMs), ptr(in.NetworkRTTMs), "measured round trip to the leader"
 	}
 
-	wal := BudgetPart{Component: PartWAL, Source: mWALFsync + " on the leader"}
-	apply := BudgetPart{Component: PartApply, Source: mApplyDuration + " on the leader"}
+	wal := finding.BudgetPart{Component: finding.PartWAL, Source: mWALFsync + " on the leader"}
+	apply := finding.BudgetPart{Component: finding.PartApply, Source: mApplyDuration + " on the leader"}
 	if read {
-		wal = BudgetPart{Component: PartWAL, P50Ms: ptr(0), P99Ms: ptr(0), Source: "reads do not write the WAL"}
+		wal = finding.BudgetPart{Component: finding.PartWAL, P50Ms: ptr(0), P99Ms: ptr(0), Source: "reads do not write the WAL"}
 		apply.Source = mRangeDuration + " on the leader"
 		apply.P50Ms, apply.P99Ms = histMs(leader, mRangeDuration)
 	} else {
@@ -103,12 +75,12 @@ func computeBudget(in *Input) *Budget {
 	}
 
 	rep := replicationPart(in, read)
-	b.Parts = []BudgetPart{net, wal, rep, apply}
+	b.Parts = []finding.BudgetPart{net, wal, rep, apply}
 
-	rest := BudgetPart{Component: PartRest, Source: "client latency minus the known parts (queueing, gRPC, network when not measured)"}
+	rest := finding.BudgetPart{Component: finding.PartRest, Source: "client latency minus the known parts (queueing, gRPC, network when not measured)"}
 	if b.ClientP50Ms != nil {
-		rest.P50Ms = restOf(*b.ClientP50Ms, b.Parts, func(p BudgetPart) *float64 { return p.P50Ms })
-		rest.P99Ms = restOf(*b.ClientP99Ms, b.Parts, func(p BudgetPart) *float64 { return p.P99Ms })
+		rest.P50Ms = restOf(*b.ClientP50Ms, b.Parts, func(p finding.BudgetPart) *float64 { return p.P50Ms })
+		rest.P99Ms = restOf(*b.ClientP99Ms, b.Parts, func(p finding.BudgetPart) *float64 { return p.P99Ms })
 	}
 	b.Parts = append(b.Parts, rest)
 	return b
@@ -116,8 +88,8 @@ func computeBudget(in *Input) *Budget {
 
 // replicationPart is peer RTT (leader to followers) plus the slowest follower's WAL
 // fsync; a linearizable read pays one round of heartbeats (read index) instead.
-func replicationPart(in *Input, read bool) BudgetPart {
-	p := BudgetPart{Component: PartReplication}
+func replicationPart(in *Input, read bool) finding.BudgetPart {
+	p := finding.BudgetPart{Component: finding.PartReplication}
 	if in.PeersKnown && in.Peers == 0 {
 		p.P50Ms, p.P99Ms, p.Source = ptr(0), ptr(0), "single member: nothing to replicate"
 		return p
@@ -171,7 +143,7 @@ func histMs(w *Window, metric string) (*float64, *float64) {
 
 // restOf is client minus the known parts, clamped at 0 (parts measured at their own
 // percentile can sum to more than the client's).
-func restOf(client float64, parts []BudgetPart, get func(BudgetPart) *float64) *float64 {
+func restOf(client float64, parts []finding.BudgetPart, get func(finding.BudgetPart) *float64) *float64 {
 	sum := 0.0
 	for _, p := range parts {
 		if v := get(p); v != nil {
@@ -184,15 +156,15 @@ func restOf(client float64, parts []BudgetPart, get func(BudgetPart) *float64) *
 // serverSideP50 is the sum of the server parts' p50 (WAL, replication, apply), and
 // whether the part that anchors it is known (the WAL fsync for writes, the range for
 // reads): without it there is no server-side estimate to compare against.
-func (b *Budget) serverSideP50() (float64, bool) {
-	anchor := PartWAL
+func serverSideP50(b *finding.Budget) (float64, bool) {
+	anchor := finding.PartWAL
 	if isRead(b.Op) {
-		anchor = PartApply
+		anchor = finding.PartApply
 	}
 	sum, known := 0.0, false
 	for _, p := range b.Parts {
 		switch p.Component {
-		case PartWAL, PartReplication, PartApply:
+		case finding.PartWAL, finding.PartReplication, finding.PartApply:
 			if p.P50Ms == nil {
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -48,30 +49,30 @@ func TestMultiMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Verdict.Bottleneck != string(ClassDisk) {
+	if rep.Verdict.Bottleneck != string(finding.ClassDisk) {
 		t.Errorf("bottleneck %s, want disk: %s", rep.Verdict.Bottleneck, rep.Verdict.Summary)
 	}
-	disk := Finding{}
+	disk := finding.Finding{}
 	for _, f := range rep.Findings {
-		if f.Class == ClassDisk {
+		if f.Class == finding.ClassDisk {
 			disk = f
 		}
 	}
-	members := map[string]Severity{}
+	members := map[string]finding.Severity{}
 	for _, e := range disk.Evidence {
 		if e.Signal == Rules[0].Signal {
 			members[e.Member] = e.Severity
 		}
 	}
-	if members["a"] != OK || members["b"] != OK || members["c"] != Fail {
+	if members["a"] != finding.OK || members["b"] != finding.OK || members["c"] != finding.Fail {
 		t.Errorf("wal fsync per member = %v, want a, b ok and c fail", members)
 	}
 	var rep50, wal50 *float64
 	for _, p := range rep.Budget.Parts {
 		switch p.Component {
-		case PartReplication:
+		case finding.PartReplication:
 			rep50 = p.P50Ms
-		case PartWAL:
+		case finding.PartWAL:
 			wal50 = p.P50Ms
 		}
 	}

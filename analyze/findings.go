@@ -7,91 +7,25 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
-
-// Severity grades a signal or a class.
-type Severity string
-
-// Severities. Unknown means "not measured" and is never read as ok.
-const (
-	OK      Severity = "ok"
-	Warn    Severity = "warn"
-	Fail    Severity = "fail"
-	Unknown Severity = "unknown"
-)
-
-// rank orders severities for picking the worst: fail > warn > ok > unknown.
-// (Whether an unknown makes a whole class unknown is decided by Rule.Key.)
-func (s Severity) rank() int {
-	switch s {
-	case Fail:
-		return 3
-	case Warn:
-		return 2
-	case OK:
-		return 1
-	}
-	return 0
-}
-
-// Class is what a finding is about; every class but health can be a bottleneck.
-type Class string
-
-// Classes, in the order a verdict prefers them when several fail: a saturated
-// generator invalidates everything else; a workload shape (value or range size)
-// explains the resource pressure it causes; CPU saturation inflates every latency
-// measured inside the server, fsync timings included, so it outranks disk; memory
-// pressure (page cache evicted, swap) also shows up as slow disk; the network
-// signal that compares client and server latency is a residual, so it comes last.
-const (
-	ClassClient    Class = "client"
-	ClassValueSize Class = "value-size"
-	ClassRangeSize Class = "range-size"
-	ClassCPU       Class = "cpu"
-	ClassMemory    Class = "memory"
-	ClassDisk      Class = "disk"
-	ClassNetwork   Class = "network"
-	ClassHealth    Class = "health"
-)
-
-// classOrder is the ranking described above, health last (context, not a bottleneck).
-var classOrder = []Class{ClassClient, ClassValueSize, ClassRangeSize, ClassCPU, ClassMemory, ClassDisk, ClassNetwork, ClassHealth}
-
-// Evidence is one graded signal.
-type Evidence struct {
-	Signal    string   `json:"signal"`
-	Member    string   `json:"member,omitempty"`
-	Observed  string   `json:"observed"`
-	Threshold string   `json:"threshold"`
-	Source    string   `json:"source"`
-	Severity  Severity `json:"severity"`
-}
-
-// Finding is the grade of one class with the evidence behind it.
-type Finding struct {
-	Class    Class      `json:"class"`
-	Severity Severity   `json:"severity"`
-	Summary  string     `json:"summary"`
-	Evidence []Evidence `json:"evidence"`
-	Advice   string     `json:"advice,omitempty"`
-}
 
 // Check is what a rule's func returns: a severity and the observation in words.
 // The zero Check means "not applicable here" and adds no evidence; a signal that
 // applies but was not measured is Unknown.
 type Check struct {
-	Severity Severity
+	Severity finding.Severity
 	Observed string
 }
 
 func unknown(format string, a ...any) Check {
-	return Check{Severity: Unknown, Observed: fmt.Sprintf(format, a...)}
+	return Check{Severity: finding.Unknown, Observed: fmt.Sprintf(format, a...)}
 }
 
 // Rule grades one signal. Rules are data: the table in rules.go lists them all.
 type Rule struct {
-	Class     Class
+	Class     finding.Class
 	Signal    string
 	Threshold string
 	Source    string
@@ -165,14 +99,14 @@ func (in Input) member(w *Window) Input {
 func (in *Input) embedded() bool { return in.Run != nil && in.Run.Target.InProcess }
 
 // evaluate runs every rule and folds the evidence into one finding per class.
-func evaluate(rules []Rule, base Input) []Finding {
+func evaluate(rules []Rule, base Input) []finding.Finding {
 	type acc struct {
-		ev        []Evidence
+		ev        []finding.Evidence
 		advice    []string
 		keyKnown  bool
 		keyExists bool
 	}
-	byClass := map[Class]*acc{}
+	byClass := map[finding.Class]*acc{}
 	for _, r := range rules {
 		a := byClass[r.Class]
 		if a == nil {
@@ -195,37 +129,37 @@ func evaluate(rules []Rule, base Input) []Finding {
 			if c.Severity == "" {
 				continue // not applicable (e.g. a run-file signal when grading bare dumps)
 			}
-			e := Evidence{Signal: r.Signal, Observed: c.Observed, Threshold: r.Threshold, Source: r.Source, Severity: c.Severity}
+			e := finding.Evidence{Signal: r.Signal, Observed: c.Observed, Threshold: r.Threshold, Source: r.Source, Severity: c.Severity}
 			if r.PerMember && in.W != nil && len(base.Members) > 1 {
 				e.Member = in.W.Member
 			}
 			a.ev = append(a.ev, e)
 			if r.Key {
 				a.keyExists = true
-				if c.Severity != Unknown {
+				if c.Severity != finding.Unknown {
 					a.keyKnown = true
 				}
 			}
-			if (c.Severity == Warn || c.Severity == Fail) && r.Advice != "" && !slices.Contains(a.advice, r.Advice) {
+			if (c.Severity == finding.Warn || c.Severity == finding.Fail) && r.Advice != "" && !slices.Contains(a.advice, r.Advice) {
 				a.advice = append(a.advice, r.Advice)
 			}
 		}
 	}
-	var out []Finding
-	for _, cl := range classOrder {
+	var out []finding.Finding
+	for _, cl := range finding.Classes {
 		a := byClass[cl]
 		if a == nil || len(a.ev) == 0 {
 			continue // no rule of the class applies here (e.g. client, grading bare dumps)
 		}
-		f := Finding{Class: cl, Evidence: a.ev, Advice: strings.Join(a.advice, " ")}
-		worst := Unknown
+		f := finding.Finding{Class: cl, Evidence: a.ev, Advice: strings.Join(a.advice, " ")}
+		worst := finding.Unknown
 		for _, e := range a.ev {
-			if e.Severity.rank() > worst.rank() {
+			if e.Severity.Rank() > worst.Rank() {
 				worst = e.Severity
 			}
 		}
-		if worst == OK && a.keyExists && !a.keyKnown {
-			worst = Unknown
+		if worst == finding.OK && a.keyExists && !a.keyKnown {
+			worst = finding.Unknown
 		}
 		f.Severity = worst
 		f.Summary = summarize(worst, a.ev)
@@ -237,20 +171,20 @@ func evaluate(rules []Rule, base Input) []Finding {
 }
 
 // displayRank orders findings for reading: fail, warn, unknown (a gap worth seeing), ok.
-func displayRank(s Severity) int {
-	if s == Unknown {
+func displayRank(s finding.Severity) int {
+	if s == finding.Unknown {
 		return 1
 	}
-	if s == OK {
+	if s == finding.OK {
 		return 0
 	}
-	return s.rank()
+	return s.Rank()
 }
 
 // summarize says in one line why a class got its grade.
-func summarize(sev Severity, ev []Evidence) string {
+func summarize(sev finding.Severity, ev []finding.Evidence) string {
 	switch sev {
-	case Fail, Warn:
+	case finding.Fail, finding.Warn:
 		var parts []string
 		for _, e := range ev {
 			if e.Severity == sev {
@@ -266,13 +200,13 @@ func summarize(sev Severity, ev []Evidence) string {
 			parts = append(parts[:2], fmt.Sprintf("and %d more", len(parts)-2))
 		}
 		return strings.Join(parts, "; ")
-	case OK:
+	case finding.OK:
 		n, unk := 0, 0
 		for _, e := range ev {
 			switch e.Severity {
-			case OK:
+			case finding.OK:
 				n++
-			case Unknown:
+			case finding.Unknown:
 				unk++
 			}
 		}
@@ -286,14 +220,14 @@ func summarize(sev Severity, ev []Evidence) string {
 }
 
 // grade maps a value to a severity: ok below warn, warn below fail, else fail.
-func grade(v, warn, fail float64) Severity {
+func grade(v, warn, fail float64) finding.Severity {
 	switch {
 	case math.IsNaN(v):
-		return Unknown
+		return finding.Unknown
 	case v >= fail:
-		return Fail
+		return finding.Fail
 	case v >= warn:
-		return Warn
+		return finding.Warn
 	}
-	return OK
+	return finding.OK
 }

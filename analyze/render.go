@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // Output formats, as every command's -w flag names them.
@@ -46,7 +48,7 @@ func (r Report) writeSimple(w io.Writer) error {
 			if e.Member != "" {
 				sig += " @" + e.Member
 			}
-			if e.Severity != Warn && e.Severity != Fail {
+			if e.Severity != finding.Warn && e.Severity != finding.Fail {
 				p.f("  %-7s %s: %s\n", e.Severity, sig, e.Observed)
 				continue
 			}
@@ -57,7 +59,7 @@ func (r Report) writeSimple(w io.Writer) error {
 			p.f("          threshold: %s\n", e.Threshold)
 			p.f("          source:    %s\n", e.Source)
 		}
-		if f.Advice != "" && (f.Severity == Warn || f.Severity == Fail) {
+		if f.Advice != "" && (f.Severity == finding.Warn || f.Severity == finding.Fail) {
 			p.f("  advice: %s\n", f.Advice)
 		}
 	}
@@ -123,7 +125,7 @@ func (r Report) writeTail(p *printer) {
 	}
 }
 
-func budgetTitle(b *Budget) string {
+func budgetTitle(b *finding.Budget) string {
 	if b.Op == "" {
 		return ""
 	}
@@ -167,4 +169,10 @@ func WriteRuleTable(w io.Writer, rules []Rule) error {
 		p.f("| %s | %s | %s | %s |\n", r.Class, esc.Replace(r.Signal), esc.Replace(r.Threshold), esc.Replace(r.Source))
 	}
 	return p.err
+}
+
+// Diagnosis is the report as the run file stores it and the renderers show it.
+func (r Report) Diagnosis() *finding.Diagnosis {
+	v := r.Verdict
+	return &finding.Diagnosis{Verdict: &v, Findings: r.Findings, Budget: r.Budget, Hardware: r.Hardware, Notes: r.Notes}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -37,7 +38,7 @@ func TestMemberResources(t *testing.T) {
 	type want struct {
 		member   string
 		signal   string
-		severity Severity
+		severity finding.Severity
 		observed string
 	}
 	for _, tc := range []struct {
@@ -47,21 +48,21 @@ func TestMemberResources(t *testing.T) {
 		want []want
 	}{
 		{"each member on its own limits", limitsRun(t, free, capped, unlimited), Options{}, []want{
-			{"127.0.0.1:2379", "peak RSS", Fail, "of 300 MiB (member cgroup limit) = 83%"},
-			{"127.0.0.1:2379", "server CPU", Warn, "on 0.5 cores (member cgroup quota) = 80%"},
-			{"127.0.0.1:22379", "peak RSS", OK, "(host RAM)"},
-			{"127.0.0.1:22379", "server CPU", OK, "on 2 cores (host CPUs) = 20%"},
+			{"127.0.0.1:2379", "peak RSS", finding.Fail, "of 300 MiB (member cgroup limit) = 83%"},
+			{"127.0.0.1:2379", "server CPU", finding.Warn, "on 0.5 cores (member cgroup quota) = 80%"},
+			{"127.0.0.1:22379", "peak RSS", finding.OK, "(host RAM)"},
+			{"127.0.0.1:22379", "server CPU", finding.OK, "on 2 cores (host CPUs) = 20%"},
 		}},
 		{"options win", limitsRun(t, free, capped, unlimited), Options{Cores: 4, MemoryBytes: 1 << 30}, []want{
-			{"127.0.0.1:2379", "peak RSS", OK, "of 1 GiB (--memory)"},
-			{"127.0.0.1:2379", "server CPU", OK, "on 4 cores (--cores) = 10%"},
+			{"127.0.0.1:2379", "peak RSS", finding.OK, "of 1 GiB (--memory)"},
+			{"127.0.0.1:2379", "server CPU", finding.OK, "on 4 cores (--cores) = 10%"},
 		}},
 		{"a member without limits has the machine, not etcdperf's cgroup", limitsRun(t, limited, unlimited, unread), Options{}, []want{
-			{"127.0.0.1:22379", "peak RSS", OK, "of 24 GiB (host RAM)"},
-			{"127.0.0.1:22379", "server CPU", OK, "on 2 cores (host CPUs)"},
+			{"127.0.0.1:22379", "peak RSS", finding.OK, "of 24 GiB (host RAM)"},
+			{"127.0.0.1:22379", "server CPU", finding.OK, "on 2 cores (host CPUs)"},
 			// No pid: its limits were not read, so the host facts apply as before.
-			{"127.0.0.1:32379", "peak RSS", Warn, "of 400 MiB (cgroup limit)"},
-			{"127.0.0.1:32379", "server CPU", Fail, "on 0.2 cores (cgroup quota)"},
+			{"127.0.0.1:32379", "peak RSS", finding.Warn, "of 400 MiB (cgroup limit)"},
+			{"127.0.0.1:32379", "server CPU", finding.Fail, "on 0.2 cores (cgroup quota)"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,7 +85,7 @@ func TestMemberResources(t *testing.T) {
 }
 
 // memberEvidence is the evidence of one member whose signal starts with signal.
-func memberEvidence(rep Report, member, signal string) (Evidence, bool) {
+func memberEvidence(rep Report, member, signal string) (finding.Evidence, bool) {
 	for _, f := range rep.Findings {
 		for _, e := range f.Evidence {
 			if e.Member == member && strings.HasPrefix(e.Signal, signal) {
@@ -92,5 +93,5 @@ func memberEvidence(rep Report, member, signal string) (Evidence, bool) {
 			}
 		}
 	}
-	return Evidence{}, false
+	return finding.Evidence{}, false
 }

@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"math"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // Metric names, as registered by etcd (verified against etcd 3.6.16 and 3.4 sources:
@@ -73,133 +75,133 @@ const (
 // Rules is the table the analyzer grades with, one row per signal.
 var Rules = []Rule{
 	// disk
-	{Class: ClassDisk, Signal: "wal fsync p99 (" + mWALFsync + ")", Key: true, PerMember: true,
+	{Class: finding.ClassDisk, Signal: "wal fsync p99 (" + mWALFsync + ")", Key: true, PerMember: true,
 		Threshold: "ok < 10 ms; warn ≥ 10 ms; fail ≥ 20 ms", Source: srcWAL,
 		Advice: "Put the WAL on a faster disk (SSD/NVMe, no noisy neighbours; --wal-dir on its own device); check with `etcdperf disk`.",
 		Eval:   histRule(mWALFsync, nil, 0.99, 0.010, 0.020)},
-	{Class: ClassDisk, Signal: "backend commit p99 (" + mBackendCommit + ")", PerMember: true,
+	{Class: finding.ClassDisk, Signal: "backend commit p99 (" + mBackendCommit + ")", PerMember: true,
 		Threshold: "ok < 25 ms; warn ≥ 25 ms; fail ≥ 50 ms", Source: srcBackend,
 		Advice: "Backend commits are slow: a faster disk, and defragment a fragmented db.",
 		Eval:   histRule(mBackendCommit, nil, 0.99, 0.025, 0.050)},
-	{Class: ClassDisk, Signal: "slow applies (" + mSlowApply + " delta)", PerMember: true,
+	{Class: finding.ClassDisk, Signal: "slow applies (" + mSlowApply + " delta)", PerMember: true,
 		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
 		Advice: "Applies took longer than 100 ms: usually a slow disk, else an overloaded member.",
 		Eval:   counterRule(mSlowApply, 1, math.Inf(1))},
-	{Class: ClassDisk, Signal: "disk probe fdatasync p99", Key: true,
+	{Class: finding.ClassDisk, Signal: "disk probe fdatasync p99", Key: true,
 		Threshold: "ok < 10 ms; warn ≥ 10 ms; fail ≥ 20 ms", Source: srcWAL,
 		Advice: "The probed disk is too slow for a WAL.",
 		Eval:   probeRule},
 
 	// network
-	{Class: ClassNetwork, Signal: "peer round trip p99 (" + mPeerRTT + ")", Key: true, PerMember: true,
+	{Class: finding.ClassNetwork, Signal: "peer round trip p99 (" + mPeerRTT + ")", Key: true, PerMember: true,
 		Threshold: "ok < 50 ms; warn ≥ 50 ms; fail ≥ 150 ms", Source: srcRTT,
 		Advice: "Peers are far apart or the link is congested: keep members in one region with low-latency links; raise --heartbeat-interval/--election-timeout only to match a real RTT.",
 		Eval:   peerRTTRule},
-	{Class: ClassNetwork, Signal: "peer send failures (" + mPeerSentFail + " delta)", PerMember: true,
+	{Class: finding.ClassNetwork, Signal: "peer send failures (" + mPeerSentFail + " delta)", PerMember: true,
 		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
 		Advice: "Messages to peers failed: check connectivity, MTU and firewall between members.",
 		Eval:   peerFailRule},
-	{Class: ClassNetwork, Signal: "client p50 minus server-side p50", Key: true,
+	{Class: finding.ClassNetwork, Signal: "client p50 minus server-side p50", Key: true,
 		Threshold: "ok < 50 ms; warn ≥ 50 ms; fail ≥ 150 ms", Source: srcNetGap,
 		Advice: "Clients see far more latency than the server spends: the network between client and leader (or a proxy/load balancer) adds it; run the generator close to the cluster.",
 		Eval:   latencyGapRule},
 
 	// memory
-	{Class: ClassMemory, Signal: "peak RSS / memory (" + mRSS + ")", Key: true, PerMember: true,
+	{Class: finding.ClassMemory, Signal: "peak RSS / memory (" + mRSS + ")", Key: true, PerMember: true,
 		Threshold: "ok < 50%; warn ≥ 50%; fail ≥ 80%", Source: srcMemory,
 		Advice: "Give the member more memory (or raise its cgroup limit), lower --snapshot-count, and avoid large values: a limit below the working set kills the member during WAL replay.",
 		Eval:   rssRule},
-	{Class: ClassMemory, Signal: "db size / memory (" + mDBTotal + ")", PerMember: true,
+	{Class: finding.ClassMemory, Signal: "db size / memory (" + mDBTotal + ")", PerMember: true,
 		Threshold: "ok < 50%; warn ≥ 50%; fail ≥ 100%", Source: srcDBvsRAM,
 		Advice: "The db does not fit the memory: add memory, compact and defragment, or shrink what is stored.",
 		Eval:   dbRAMRule},
 
 	// cpu
-	{Class: ClassCPU, Signal: "server CPU busy (" + mCPUSeconds + " rate / cores)", Key: true, PerMember: true,
+	{Class: finding.ClassCPU, Signal: "server CPU busy (" + mCPUSeconds + " rate / cores)", Key: true, PerMember: true,
 		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcCPU,
 		Advice: "The member's CPUs are saturated: give it more (or faster) cores or lift its CPU quota, and keep other work off its machine.",
 		Eval:   serverCPURule},
-	{Class: ClassCPU, Signal: "host CPU busy (members' " + mCPUSeconds + " rate + generator CPU, / host cores)",
+	{Class: finding.ClassCPU, Signal: "host CPU busy (members' " + mCPUSeconds + " rate + generator CPU, / host cores)",
 		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcCPU + "; etcdperf: a member and its load generator on one host compete for the same cores",
 		Advice: "The members and the load generator share this host's cores and together saturate them: run etcdperf from another machine to learn whether the server alone keeps up, or give the host more cores.",
 		Eval:   sharedHostCPURule},
 
 	// client
-	{Class: ClassClient, Signal: "generator CPU busy (client cpu seconds / duration / cores)", Key: true,
+	{Class: finding.ClassClient, Signal: "generator CPU busy (client cpu seconds / duration / cores)", Key: true,
 		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcClient,
 		Advice: "The load generator is saturated: run it on another machine or several (then `etcdperf merge`), or lower the rate.",
 		Eval:   clientCPURule},
-	{Class: ClassClient, Signal: "pacer lag p99", Key: true,
+	{Class: finding.ClassClient, Signal: "pacer lag p99", Key: true,
 		Threshold: "ok < 20 ms; warn ≥ 20 ms; fail ≥ 100 ms", Source: srcClient,
 		Advice: "The pacer itself fires late: the generator's machine is overloaded.",
 		Eval:   pacingRule},
-	{Class: ClassClient, Signal: "late starts / requests",
+	{Class: finding.ClassClient, Signal: "late starts / requests",
 		Threshold: "ok < 1%; warn ≥ 1% (never fail alone: a slow server also delays starts)", Source: srcLateStarts,
 		Advice: "Requests started late: add workers (--clients) or find what slows the server.",
 		Eval:   lateStartRule},
 
 	// value size
-	{Class: ClassValueSize, Signal: "bytes per write request (run)", Key: true,
+	{Class: finding.ClassValueSize, Signal: "bytes per write request (run)", Key: true,
 		Threshold: "ok < 64 KiB; warn ≥ 64 KiB; fail ≥ 256 KiB (limit 1.5 MiB)", Source: srcReqLimit,
 		Advice: "Values are large: throughput becomes bandwidth-bound (WAL, peers, clients) and the raft log multiplies them in memory; store large blobs elsewhere and keep references in etcd.",
 		Eval:   runValueSizeRule},
-	{Class: ClassValueSize, Signal: "received bytes per put (" + mGRPCReceived + " / " + mPutTotal + ")", Key: true, PerMember: true,
+	{Class: finding.ClassValueSize, Signal: "received bytes per put (" + mGRPCReceived + " / " + mPutTotal + ")", Key: true, PerMember: true,
 		Threshold: "ok < 64 KiB; warn ≥ 64 KiB; fail ≥ 256 KiB (limit 1.5 MiB)", Source: srcReqLimit,
 		Advice: "Values are large: throughput becomes bandwidth-bound (WAL, peers, clients) and the raft log multiplies them in memory; store large blobs elsewhere and keep references in etcd.",
 		Eval:   metricValueSizeRule},
-	{Class: ClassValueSize, Signal: "WAL write rate (" + mWALWriteBytes + ")", PerMember: true,
+	{Class: finding.ClassValueSize, Signal: "WAL write rate (" + mWALWriteBytes + ")", PerMember: true,
 		Threshold: "warn ≥ 50% of probed disk MB/s; fail ≥ 80%", Source: srcReqLimit,
 		Advice: "The WAL writes near the disk's bandwidth: smaller values or a faster disk.",
 		Eval:   walRateRule},
 
 	// range size
-	{Class: ClassRangeSize, Signal: "keys per range (run)", Key: true,
+	{Class: finding.ClassRangeSize, Signal: "keys per range (run)", Key: true,
 		Threshold: "ok < 1,000; warn ≥ 1,000; fail ≥ 10,000", Source: srcRange,
 		Advice: "Ranges return many keys: paginate (WithLimit + WithFromKey), use count-only or keys-only ranges, or narrow the prefix.",
 		Eval:   runKeysPerRangeRule},
-	{Class: ClassRangeSize, Signal: "bytes per range (run)",
+	{Class: finding.ClassRangeSize, Signal: "bytes per range (run)",
 		Threshold: "ok < 1.5 MiB; warn ≥ 1.5 MiB; fail ≥ 16 MiB", Source: srcRange,
 		Advice: "Range responses are large: paginate, or fetch keys only.",
 		Eval:   runBytesPerRangeRule},
-	{Class: ClassRangeSize, Signal: "sent bytes per range (" + mGRPCSent + " / " + mRangeTotal + ")", Key: true, PerMember: true,
+	{Class: finding.ClassRangeSize, Signal: "sent bytes per range (" + mGRPCSent + " / " + mRangeTotal + ")", Key: true, PerMember: true,
 		Threshold: "ok < 1.5 MiB; warn ≥ 1.5 MiB; fail ≥ 16 MiB", Source: srcRange,
 		Advice: "Range responses are large: paginate, or fetch keys only.",
 		Eval:   metricBytesPerRangeRule},
-	{Class: ClassRangeSize, Signal: "range duration p99 (" + mRangeDuration + ")", PerMember: true,
+	{Class: finding.ClassRangeSize, Signal: "range duration p99 (" + mRangeDuration + ")", PerMember: true,
 		Threshold: "ok < 100 ms; warn ≥ 100 ms; fail ≥ 500 ms", Source: srcApplySlow,
 		Advice: "Ranges are slow on the member: smaller ranges, or more CPU.",
 		Eval:   rangeDurationRule},
 
 	// cluster health context
-	{Class: ClassHealth, Signal: "has leader (" + mHasLeader + ")", Key: true, PerMember: true,
+	{Class: finding.ClassHealth, Signal: "has leader (" + mHasLeader + ")", Key: true, PerMember: true,
 		Threshold: "ok 1; fail 0", Source: srcLeader,
 		Advice: "A member had no leader: the cluster could not serve writes.",
 		Eval:   hasLeaderRule},
-	{Class: ClassHealth, Signal: "leader changes (" + mLeaderChanges + " delta)", Key: true, PerMember: true,
+	{Class: finding.ClassHealth, Signal: "leader changes (" + mLeaderChanges + " delta)", Key: true, PerMember: true,
 		Threshold: "ok 0; fail ≥ 1", Source: srcLeader,
 		Advice: "The leader changed during the run: look at disk (fsync), network (peer RTT) and CPU findings, which are the usual causes.",
 		Eval:   counterRule(mLeaderChanges, 1, 1)},
-	{Class: ClassHealth, Signal: "failed proposals (" + mProposalsFailed + " delta)", PerMember: true,
+	{Class: finding.ClassHealth, Signal: "failed proposals (" + mProposalsFailed + " delta)", PerMember: true,
 		Threshold: "ok 0; warn > 0", Source: srcProposals,
 		Advice: "Proposals failed (leader loss or quorum trouble).",
 		Eval:   counterRule(mProposalsFailed, 1, math.Inf(1))},
-	{Class: ClassHealth, Signal: "slow read indexes (" + mSlowReadIndex + " delta)", PerMember: true,
+	{Class: finding.ClassHealth, Signal: "slow read indexes (" + mSlowReadIndex + " delta)", PerMember: true,
 		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
 		Advice: "Linearizable reads waited on the leader: network or an overloaded leader.",
 		Eval:   counterRule(mSlowReadIndex, 1, math.Inf(1))},
-	{Class: ClassHealth, Signal: "heartbeat send failures (" + mHeartbeatFail + " delta)", PerMember: true,
+	{Class: finding.ClassHealth, Signal: "heartbeat send failures (" + mHeartbeatFail + " delta)", PerMember: true,
 		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
 		Advice: "The leader could not send heartbeats in time (slow disk or overload).",
 		Eval:   counterRule(mHeartbeatFail, 1, math.Inf(1))},
-	{Class: ClassHealth, Signal: "db size / quota (" + mDBTotal + " / " + mQuota + ")", PerMember: true,
+	{Class: finding.ClassHealth, Signal: "db size / quota (" + mDBTotal + " / " + mQuota + ")", PerMember: true,
 		Threshold: "ok < 80%; warn ≥ 80%; fail ≥ 95%", Source: srcQuota,
 		Advice: "The db nears its quota: compact, defragment, or raise --quota-backend-bytes; at the quota etcd raises a NOSPACE alarm and refuses writes.",
 		Eval:   quotaRule},
-	{Class: ClassHealth, Signal: "db in use / total (" + mDBInUse + " / " + mDBTotal + ")", PerMember: true,
+	{Class: finding.ClassHealth, Signal: "db in use / total (" + mDBInUse + " / " + mDBTotal + ")", PerMember: true,
 		Threshold: "ok ≥ 0.5 or in use ≤ 100 MiB; warn < 0.5", Source: srcFrag,
 		Advice: "The db is fragmented: run `etcdctl defrag` member by member.",
 		Eval:   fragRule},
-	{Class: ClassHealth, Signal: "db size (" + mDBTotal + ")", PerMember: true,
+	{Class: finding.ClassHealth, Signal: "db size (" + mDBTotal + ")", PerMember: true,
 		Threshold: "ok ≤ 8 GiB; warn > 8 GiB", Source: srcDBMax,
 		Advice: "The db is beyond the suggested 8 GiB: snapshot, restore and member changes get slow.",
 		Eval:   dbSizeRule},
@@ -246,10 +248,10 @@ func gradeHist(h Hist, q, warn, fail float64) Check {
 		return Check{Severity: grade(est.Value, warn, fail), Observed: obs}
 	}
 	sev := grade(est.Lo, warn, fail)
-	if slow := h.countAbove(fail); sev == Fail && (slow < minSlow || slow <= (1-q)*h.Count) {
-		sev = Warn
+	if slow := h.countAbove(fail); sev == finding.Fail && (slow < minSlow || slow <= (1-q)*h.Count) {
+		sev = finding.Warn
 	}
-	if sev == Warn {
+	if sev == finding.Warn {
 		obs += fmt.Sprintf("; fewer than %d samples, graded on the bucket's lower bound and at most warn", minSamples)
 	}
 	return Check{Severity: sev, Observed: obs}

@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"math"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // hasLeaderRule fails when any scrape of the member saw no leader.
@@ -25,9 +27,9 @@ func hasLeaderRule(in *Input) Check {
 		return unknown("%s absent", mHasLeader)
 	}
 	if without > 0 {
-		return Check{Severity: Fail, Observed: fmt.Sprintf("no leader in %d of %d scrapes", without, seen)}
+		return Check{Severity: finding.Fail, Observed: fmt.Sprintf("no leader in %d of %d scrapes", without, seen)}
 	}
-	return Check{Severity: OK, Observed: fmt.Sprintf("leader present in all %d scrapes", seen)}
+	return Check{Severity: finding.OK, Observed: fmt.Sprintf("leader present in all %d scrapes", seen)}
 }
 
 func quotaRule(in *Input) Check {
@@ -57,9 +59,9 @@ func fragRule(in *Input) Check {
 	r := inUse / total
 	obs := fmt.Sprintf("%s of %s in use = %.2f", fmtBytes(inUse), fmtBytes(total), r)
 	if inUse <= 100*mib || r >= 0.5 {
-		return Check{Severity: OK, Observed: obs}
+		return Check{Severity: finding.OK, Observed: obs}
 	}
-	return Check{Severity: Warn, Observed: obs}
+	return Check{Severity: finding.Warn, Observed: obs}
 }
 
 func dbSizeRule(in *Input) Check {
@@ -78,7 +80,7 @@ func probeRule(in *Input) Check {
 	if in.Run == nil || len(in.Run.Disk) == 0 {
 		return Check{}
 	}
-	worst := Check{Severity: Unknown, Observed: "no probe recorded fdatasync latencies"}
+	worst := Check{Severity: finding.Unknown, Observed: "no probe recorded fdatasync latencies"}
 	worstMs := -1.0
 	for _, d := range in.Run.Disk {
 		p99 := d.Fdatasync.P99

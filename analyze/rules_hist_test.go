@@ -3,6 +3,8 @@ package analyze
 import (
 	"math"
 	"testing"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // TestGradeHistSmallSample: under minSamples a lone slow event only warns, while
@@ -23,13 +25,13 @@ func TestGradeHistSmallSample(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		fast, slow float64
-		want       Severity
+		want       finding.Severity
 	}{
-		{"one hiccup in 73", 72, 1, Warn},
-		{"two in 73", 71, 2, Warn},
-		{"five in 73", 68, 5, Fail},
-		{"all fast", 73, 0, OK},
-		{"enough samples", 980, 20, Fail},
+		{"one hiccup in 73", 72, 1, finding.Warn},
+		{"two in 73", 71, 2, finding.Warn},
+		{"five in 73", 68, 5, finding.Fail},
+		{"all fast", 73, 0, finding.OK},
+		{"enough samples", 980, 20, finding.Fail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if c := gradeHist(hist(tc.fast, tc.slow), 0.99, 0.025, 0.050); c.Severity != tc.want {

@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"math"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // peerRTTRule grades the p99 of the round trip to the slowest peer.
@@ -11,7 +13,7 @@ func peerRTTRule(in *Input) Check {
 		return c
 	}
 	if in.PeersKnown && in.Peers == 0 {
-		return Check{Severity: OK, Observed: "single member: no peers"}
+		return Check{Severity: finding.OK, Observed: "single member: no peers"}
 	}
 	peers := in.W.Last().LabelValues(mPeerRTT, "To")
 	if len(peers) == 0 {
@@ -51,11 +53,11 @@ func peerFailRule(in *Input) Check {
 		return c
 	}
 	if in.PeersKnown && in.Peers == 0 {
-		return Check{Severity: OK, Observed: "single member: no peers"}
+		return Check{Severity: finding.OK, Observed: "single member: no peers"}
 	}
 	if _, present := in.W.Last().Families[mPeerSentFail]; !present {
 		if in.W.Last().IsEtcd() {
-			return Check{Severity: OK, Observed: "0 (no failure recorded)"}
+			return Check{Severity: finding.OK, Observed: "0 (no failure recorded)"}
 		}
 		return unknown("%s absent", mPeerSentFail)
 	}
@@ -74,7 +76,7 @@ func latencyGapRule(in *Input) Check {
 	if b.ClientP50Ms == nil {
 		return unknown("the run has no request latencies")
 	}
-	server, ok := b.serverSideP50()
+	server, ok := serverSideP50(b)
 	if !ok {
 		return unknown("no server-side latency for the leader (need scrapes before and after)")
 	}
@@ -89,9 +91,9 @@ func latencyGapRule(in *Input) Check {
 	} else {
 		obs += fmt.Sprintf(" → gap %s", fmtSeconds(gapMs/1000))
 	}
-	if sev == Fail {
+	if sev == finding.Fail {
 		if busy, what := cpuBusy(in); busy >= 0.7 {
-			sev = Warn
+			sev = finding.Warn
 			obs += fmt.Sprintf("; %s CPU %s busy, so the gap may be queueing", what, pct(busy))
 		}
 	}

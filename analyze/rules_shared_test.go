@@ -3,6 +3,7 @@ package analyze
 import (
 	"testing"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -21,17 +22,17 @@ func TestSharedHostCPURule(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		run  *results.Run
-		want Severity
+		want finding.Severity
 	}{
-		{"both light", run("http://127.0.0.1:2379", false, 2), OK},           // 0.6+0.2 of 2 = 40%
-		{"together saturate", run("http://127.0.0.1:2379", false, 13), Fail}, // 0.6+1.3 of 2 = 95%
-		{"busy", run("http://localhost:2379", false, 8.5), Warn},             // 0.6+0.85 of 2 = 72%
+		{"both light", run("http://127.0.0.1:2379", false, 2), finding.OK},           // 0.6+0.2 of 2 = 40%
+		{"together saturate", run("http://127.0.0.1:2379", false, 13), finding.Fail}, // 0.6+1.3 of 2 = 95%
+		{"busy", run("http://localhost:2379", false, 8.5), finding.Warn},             // 0.6+0.85 of 2 = 72%
 		{"remote cluster", run("http://10.0.0.1:2379", false, 12), ""},
 		{"in-process etcd", run("http://127.0.0.1:2379", true, 12), ""},
 		// The generator alone is under a 0.5-CPU quota: 0.6+0.5 of the host's 2 = 55%.
-		{"generator's quota, members outside it", quota(run("http://127.0.0.1:2379", false, 5), false), OK},
+		{"generator's quota, members outside it", quota(run("http://127.0.0.1:2379", false, 5), false), finding.OK},
 		// Embedded members are the generator's children, in its cgroup: 0.6+0.5 of 0.5 = 220%.
-		{"embedded members share the generator's quota", quota(run("http://127.0.0.1:2379", false, 5), true), Fail},
+		{"embedded members share the generator's quota", quota(run("http://127.0.0.1:2379", false, 5), true), finding.Fail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := sharedHostCPURule(withRun(member(), tc.run))

@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"fmt"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // Value size (a write's payload) and range size (a read's response) thresholds.
@@ -28,7 +30,7 @@ func runValueSizeRule(in *Input) Check {
 		reqs += op.Requests
 	}
 	if reqs == 0 {
-		return Check{Severity: OK, Observed: "no writes"}
+		return Check{Severity: finding.OK, Observed: "no writes"}
 	}
 	if bytes == 0 {
 		return unknown("the run does not record bytes sent")
@@ -50,7 +52,7 @@ func metricValueSizeRule(in *Input) Check {
 		return unknown("%s or %s absent", mGRPCReceived, mPutTotal)
 	}
 	if puts == 0 {
-		return Check{Severity: OK, Observed: "no puts in the window"}
+		return Check{Severity: finding.OK, Observed: "no puts in the window"}
 	}
 	per := recv / puts
 	return Check{Severity: grade(per, valueWarn, valueFail), Observed: fmt.Sprintf("%s per put over %.0f puts", fmtBytes(per), puts)}
@@ -103,7 +105,7 @@ func runKeysPerRangeRule(in *Input) Check {
 	}
 	reqs, keys, _ := rangeOps(in)
 	if reqs == 0 {
-		return Check{Severity: OK, Observed: "no ranges"}
+		return Check{Severity: finding.OK, Observed: "no ranges"}
 	}
 	per := float64(keys) / float64(reqs)
 	return Check{Severity: grade(per, keysWarn, keysFail), Observed: fmt.Sprintf("%.0f keys per range over %d ranges", per, reqs)}
@@ -138,7 +140,7 @@ func metricBytesPerRangeRule(in *Input) Check {
 		return unknown("%s or %s absent", mGRPCSent, mRangeTotal)
 	}
 	if ranges == 0 {
-		return Check{Severity: OK, Observed: "no ranges in the window"}
+		return Check{Severity: finding.OK, Observed: "no ranges in the window"}
 	}
 	puts, _ := in.W.CounterDelta(mPutTotal, nil)
 	per := max(sent-puts*putResponseBytes, 0) / ranges

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -72,97 +73,97 @@ func TestRules(t *testing.T) {
 	for _, tc := range []struct {
 		name, rule string
 		in         *Input
-		want       Severity // "" = not applicable
-		observed   string   // substring of Check.Observed
+		want       finding.Severity // "" = not applicable
+		observed   string           // substring of Check.Observed
 	}{
 		// disk
-		{"wal p99 in 64-128 ms fails", "wal fsync", in(t, wal(0, 0, 1), wal(90, 10, 0.128)), Fail, "(64 ms, 128 ms]"},
-		{"wal healthy", "wal fsync", in(t, wal(0, 0, 1), wal(1000, 0, 1)), OK, "(0, 1 ms]"},
-		{"wal slow but few samples only warns", "wal fsync", in(t, wal(0, 0, 1), wal(18, 2, 0.128)), Warn, "fewer than"},
-		{"wal p99 in 8-16 ms warns", "wal fsync", in(t, wal(0, 0, 1), wal(90, 10, 0.016)), Warn, "(8 ms, 16 ms]"},
-		{"wal absent is unknown", "wal fsync", in(t, etcdBase(), etcdBase()), Unknown, "absent"},
-		{"wal without observations is unknown", "wal fsync", in(t, wal(5, 0, 1), wal(5, 0, 1)), Unknown, "no observations"},
-		{"wal with one scrape is unknown", "wal fsync", &Input{W: snapsAt(t, wal(1, 0, 1).String())}, Unknown, "before and after"},
+		{"wal p99 in 64-128 ms fails", "wal fsync", in(t, wal(0, 0, 1), wal(90, 10, 0.128)), finding.Fail, "(64 ms, 128 ms]"},
+		{"wal healthy", "wal fsync", in(t, wal(0, 0, 1), wal(1000, 0, 1)), finding.OK, "(0, 1 ms]"},
+		{"wal slow but few samples only warns", "wal fsync", in(t, wal(0, 0, 1), wal(18, 2, 0.128)), finding.Warn, "fewer than"},
+		{"wal p99 in 8-16 ms warns", "wal fsync", in(t, wal(0, 0, 1), wal(90, 10, 0.016)), finding.Warn, "(8 ms, 16 ms]"},
+		{"wal absent is unknown", "wal fsync", in(t, etcdBase(), etcdBase()), finding.Unknown, "absent"},
+		{"wal without observations is unknown", "wal fsync", in(t, wal(5, 0, 1), wal(5, 0, 1)), finding.Unknown, "no observations"},
+		{"wal with one scrape is unknown", "wal fsync", &Input{W: snapsAt(t, wal(1, 0, 1).String())}, finding.Unknown, "before and after"},
 		{"backend commit p99 60 ms fails", "backend commit", in(t,
 			etcdBase().hist(mBackendCommit, "", diskBuckets, cumAt(0, 0, 1), 0),
-			etcdBase().hist(mBackendCommit, "", diskBuckets, cumAt(90, 10, 0.064), 1)), Fail, "(32 ms, 64 ms]"},
-		{"slow applies warn", "slow applies", in(t, counter(mSlowApply, 1), counter(mSlowApply, 4)), Warn, "3"},
-		{"no slow applies", "slow applies", in(t, counter(mSlowApply, 1), counter(mSlowApply, 1)), OK, "0"},
-		{"probe 98 ms fails", "disk probe", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Disk: []results.DiskResult{{Pattern: "fio", Dir: "/d", Fdatasync: results.Summary{P99: 98}}}}), Fail, "98 ms"},
+			etcdBase().hist(mBackendCommit, "", diskBuckets, cumAt(90, 10, 0.064), 1)), finding.Fail, "(32 ms, 64 ms]"},
+		{"slow applies warn", "slow applies", in(t, counter(mSlowApply, 1), counter(mSlowApply, 4)), finding.Warn, "3"},
+		{"no slow applies", "slow applies", in(t, counter(mSlowApply, 1), counter(mSlowApply, 1)), finding.OK, "0"},
+		{"probe 98 ms fails", "disk probe", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Disk: []results.DiskResult{{Pattern: "fio", Dir: "/d", Fdatasync: results.Summary{P99: 98}}}}), finding.Fail, "98 ms"},
 		{"no probe: not applicable", "disk probe", withRun(in(t, etcdBase(), etcdBase()), putRun(1)), "", ""},
 
 		// network
-		{"peer rtt p99 200 ms fails", "peer round trip", in(t, rtt("b", 0, 0, 1), rtt("b", 90, 10, 0.2048)), Fail, "to b"},
-		{"peer rtt healthy", "peer round trip", in(t, rtt("b", 0, 0, 1), rtt("b", 200, 0, 1)), OK, "to b"},
-		{"single member has no peers", "peer round trip", single(in(t, etcdBase(), etcdBase())), OK, "single member"},
-		{"peer rtt not sampled in a short window", "peer round trip", in(t, rtt("b", 2, 0, 1), rtt("b", 2, 0, 1)), Unknown, "every 30 s"},
-		{"peer rtt absent, member count unknown", "peer round trip", in(t, etcdBase(), etcdBase()), Unknown, "absent"},
-		{"peer send failures absent on etcd read as 0", "peer send failures", in(t, etcdBase(), etcdBase()), OK, "0"},
+		{"peer rtt p99 200 ms fails", "peer round trip", in(t, rtt("b", 0, 0, 1), rtt("b", 90, 10, 0.2048)), finding.Fail, "to b"},
+		{"peer rtt healthy", "peer round trip", in(t, rtt("b", 0, 0, 1), rtt("b", 200, 0, 1)), finding.OK, "to b"},
+		{"single member has no peers", "peer round trip", single(in(t, etcdBase(), etcdBase())), finding.OK, "single member"},
+		{"peer rtt not sampled in a short window", "peer round trip", in(t, rtt("b", 2, 0, 1), rtt("b", 2, 0, 1)), finding.Unknown, "every 30 s"},
+		{"peer rtt absent, member count unknown", "peer round trip", in(t, etcdBase(), etcdBase()), finding.Unknown, "absent"},
+		{"peer send failures absent on etcd read as 0", "peer send failures", in(t, etcdBase(), etcdBase()), finding.OK, "0"},
 		{"peer send failures warn", "peer send failures", in(t,
-			etcdBase().counter(mPeerSentFail, 1), etcdBase().counter(mPeerSentFail, 6)), Warn, "5"},
-		{"client far above server fails", "client p50 minus", withRun(single(in(t, wal(0, 0, 1).counter(mCPUSeconds, 0), wal(1000, 0, 1).counter(mCPUSeconds, 1))), putRun(200)), Fail, "gap"},
-		{"client close to server", "client p50 minus", withRun(single(in(t, wal(0, 0, 1), wal(1000, 0, 1))), putRun(2)), OK, "gap"},
-		{"gap with a busy CPU only warns", "client p50 minus", withRun(single(in(t, wal(0, 0, 1).counter(mCPUSeconds, 0), wal(1000, 0, 1).counter(mCPUSeconds, 19))), putRun(200)), Warn, "queueing"},
-		{"gap without server metrics is unknown", "client p50 minus", withRun(single(in(t, etcdBase(), etcdBase())), putRun(200)), Unknown, "server-side"},
+			etcdBase().counter(mPeerSentFail, 1), etcdBase().counter(mPeerSentFail, 6)), finding.Warn, "5"},
+		{"client far above server fails", "client p50 minus", withRun(single(in(t, wal(0, 0, 1).counter(mCPUSeconds, 0), wal(1000, 0, 1).counter(mCPUSeconds, 1))), putRun(200)), finding.Fail, "gap"},
+		{"client close to server", "client p50 minus", withRun(single(in(t, wal(0, 0, 1), wal(1000, 0, 1))), putRun(2)), finding.OK, "gap"},
+		{"gap with a busy CPU only warns", "client p50 minus", withRun(single(in(t, wal(0, 0, 1).counter(mCPUSeconds, 0), wal(1000, 0, 1).counter(mCPUSeconds, 19))), putRun(200)), finding.Warn, "queueing"},
+		{"gap without server metrics is unknown", "client p50 minus", withRun(single(in(t, etcdBase(), etcdBase())), putRun(200)), finding.Unknown, "server-side"},
 		{"gap on bare dumps: not applicable", "client p50 minus", in(t, etcdBase(), etcdBase()), "", ""},
 
 		// memory
-		{"rss 900 MiB of 1 GiB fails", "peak RSS", in(t, etcdBase().gauge(mRSS, 100*mib), etcdBase().gauge(mRSS, 900*mib)), Fail, "88%"},
-		{"rss small", "peak RSS", in(t, etcdBase().gauge(mRSS, 100*mib), etcdBase().gauge(mRSS, 120*mib)), OK, "12%"},
+		{"rss 900 MiB of 1 GiB fails", "peak RSS", in(t, etcdBase().gauge(mRSS, 100*mib), etcdBase().gauge(mRSS, 900*mib)), finding.Fail, "88%"},
+		{"rss small", "peak RSS", in(t, etcdBase().gauge(mRSS, 100*mib), etcdBase().gauge(mRSS, 120*mib)), finding.OK, "12%"},
 		{"rss with unknown memory", "peak RSS", func() *Input {
 			i := in(t, etcdBase().gauge(mRSS, 1), etcdBase().gauge(mRSS, 1))
 			i.MemoryBytes = 0
 			return i
-		}(), Unknown, "--memory"},
-		{"db larger than memory fails", "db size / memory", in(t, etcdBase().gauge(mDBTotal, 1), etcdBase().gauge(mDBTotal, 2*gib)), Fail, "200%"},
+		}(), finding.Unknown, "--memory"},
+		{"db larger than memory fails", "db size / memory", in(t, etcdBase().gauge(mDBTotal, 1), etcdBase().gauge(mDBTotal, 2*gib)), finding.Fail, "200%"},
 
 		// cpu
-		{"server cpu 95% fails", "server CPU", in(t, cpu(10), cpu(29)), Fail, "95%"},
-		{"server cpu 20%", "server CPU", in(t, cpu(10), cpu(14)), OK, "20%"},
-		{"server cpu without cores", "server CPU", func() *Input { i := in(t, cpu(1), cpu(2)); i.Cores = 0; return i }(), Unknown, "--cores"},
+		{"server cpu 95% fails", "server CPU", in(t, cpu(10), cpu(29)), finding.Fail, "95%"},
+		{"server cpu 20%", "server CPU", in(t, cpu(10), cpu(14)), finding.OK, "20%"},
+		{"server cpu without cores", "server CPU", func() *Input { i := in(t, cpu(1), cpu(2)); i.Cores = 0; return i }(), finding.Unknown, "--cores"},
 
 		// client
-		{"generator saturated", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Client: results.Client{CPUSeconds: 9.5, Cores: 1}}), Fail, "95%"},
+		{"generator saturated", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Client: results.Client{CPUSeconds: 9.5, Cores: 1}}), finding.Fail, "95%"},
 		{"generator embedded: graded under cpu", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Target: results.Target{Embedded: true, InProcess: true}, Client: results.Client{CPUSeconds: 9.5, Cores: 1}}), "", ""},
-		{"generator under a CPU quota: graded on the quota, not GOMAXPROCS", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Host: &results.Host{CPUs: 2, CgroupCPUQuota: 0.2}, Client: results.Client{CPUSeconds: 1.9, Cores: 2}}), Fail, "on 0.2 cores = 95%"},
-		{"generator cpu not recorded", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10}), Unknown, "does not record"},
-		{"pacer lag fails", "pacer lag", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: 100}}, Client: results.Client{PacingLagP99Ms: 150}}), Fail, "150 ms"},
+		{"generator under a CPU quota: graded on the quota, not GOMAXPROCS", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Host: &results.Host{CPUs: 2, CgroupCPUQuota: 0.2}, Client: results.Client{CPUSeconds: 1.9, Cores: 2}}), finding.Fail, "on 0.2 cores = 95%"},
+		{"generator cpu not recorded", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10}), finding.Unknown, "does not record"},
+		{"pacer lag fails", "pacer lag", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: 100}}, Client: results.Client{PacingLagP99Ms: 150}}), finding.Fail, "150 ms"},
 		{"closed loop has no pacer", "pacer lag", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put"}}}), "", ""},
-		{"late starts only warn", "late starts", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: 100, Requests: 100, LateStarts: 50}}}), Warn, "50 of 100"},
+		{"late starts only warn", "late starts", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: 100, Requests: 100, LateStarts: 50}}}), finding.Warn, "50 of 100"},
 
 		// value size
-		{"300 KiB values fail", "bytes per write request", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", Requests: 10, BytesSent: 10 * 300 * kib}}}), Fail, "300 KiB"},
-		{"1 KiB values", "bytes per write request", withRun(in(t, etcdBase(), etcdBase()), putRun(1)), OK, "1 KiB"},
-		{"reads only: no writes", "bytes per write request", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "range", Requests: 10}}}), OK, "no writes"},
+		{"300 KiB values fail", "bytes per write request", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", Requests: 10, BytesSent: 10 * 300 * kib}}}), finding.Fail, "300 KiB"},
+		{"1 KiB values", "bytes per write request", withRun(in(t, etcdBase(), etcdBase()), putRun(1)), finding.OK, "1 KiB"},
+		{"reads only: no writes", "bytes per write request", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "range", Requests: 10}}}), finding.OK, "no writes"},
 		{"received bytes per put fail", "received bytes per put", in(t,
 			etcdBase().counter(mGRPCReceived, 0).counter(mPutTotal, 0),
-			etcdBase().counter(mGRPCReceived, 10*300*kib).counter(mPutTotal, 10)), Fail, "300 KiB per put"},
-		{"received bytes per put absent", "received bytes per put", in(t, etcdBase(), etcdBase()), Unknown, "absent"},
+			etcdBase().counter(mGRPCReceived, 10*300*kib).counter(mPutTotal, 10)), finding.Fail, "300 KiB per put"},
+		{"received bytes per put absent", "received bytes per put", in(t, etcdBase(), etcdBase()), finding.Unknown, "absent"},
 		{"wal near probed bandwidth", "WAL write rate", withRun(in(t,
-			etcdBase().gauge(mWALWriteBytes, 0), etcdBase().gauge(mWALWriteBytes, 900e6)), &results.Run{Disk: []results.DiskResult{{MBPerS: 100}}}), Fail, "90%"},
+			etcdBase().gauge(mWALWriteBytes, 0), etcdBase().gauge(mWALWriteBytes, 900e6)), &results.Run{Disk: []results.DiskResult{{MBPerS: 100}}}), finding.Fail, "90%"},
 		{"wal rate without probe: not applicable", "WAL write rate", withRun(in(t, etcdBase(), etcdBase()), putRun(1)), "", ""},
 
 		// range size
-		{"12,000 keys per range fail", "keys per range", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "range", Requests: 5, KeysReceived: 60000}}}), Fail, "12000 keys"},
-		{"20 MiB per range fail", "bytes per range", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "range", Requests: 1, BytesReceived: 20 * mib}}}), Fail, "20 MiB"},
+		{"12,000 keys per range fail", "keys per range", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "range", Requests: 5, KeysReceived: 60000}}}), finding.Fail, "12000 keys"},
+		{"20 MiB per range fail", "bytes per range", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "range", Requests: 1, BytesReceived: 20 * mib}}}), finding.Fail, "20 MiB"},
 		{"sent bytes per range fail", "sent bytes per range", in(t,
 			etcdBase().counter(mGRPCSent, 0).counter(mRangeTotal, 0),
-			etcdBase().counter(mGRPCSent, 100*mib).counter(mRangeTotal, 5)), Fail, "20 MiB per range"},
+			etcdBase().counter(mGRPCSent, 100*mib).counter(mRangeTotal, 5)), finding.Fail, "20 MiB per range"},
 		{"range duration p99 slow", "range duration", in(t,
 			etcdBase().hist(mRangeDuration, "", diskBuckets, cumAt(0, 0, 1), 0),
-			etcdBase().hist(mRangeDuration, "", diskBuckets, cumAt(0, 200, 1.024), 100)), Fail, "(512 ms, 1.02 s]"},
+			etcdBase().hist(mRangeDuration, "", diskBuckets, cumAt(0, 200, 1.024), 100)), finding.Fail, "(512 ms, 1.02 s]"},
 
 		// health
-		{"no leader fails", "has leader", in(t, etcdBase(), newText().gauge(mHasLeader, 0)), Fail, "1 of 2"},
-		{"a leader change fails", "leader changes", in(t, counter(mLeaderChanges, 1), counter(mLeaderChanges, 2)), Fail, "1"},
-		{"failed proposals warn", "failed proposals", in(t, counter(mProposalsFailed, 0), counter(mProposalsFailed, 2)), Warn, "2"},
-		{"slow read indexes warn", "slow read indexes", in(t, counter(mSlowReadIndex, 0), counter(mSlowReadIndex, 1)), Warn, "1"},
-		{"heartbeat failures warn", "heartbeat send failures", in(t, counter(mHeartbeatFail, 0), counter(mHeartbeatFail, 1)), Warn, "1"},
-		{"quota 97% fails", "db size / quota", in(t, etcdBase(), etcdBase().gauge(mQuota, 2*gib).gauge(mDBTotal, 0.97*2*gib)), Fail, "97%"},
-		{"quota absent", "db size / quota", in(t, etcdBase(), etcdBase()), Unknown, "absent"},
-		{"fragmented large db warns", "db in use", in(t, etcdBase(), etcdBase().gauge(mDBTotal, gib).gauge(mDBInUse, 200*mib)), Warn, "0.20"},
-		{"fragmented small db is fine", "db in use", in(t, etcdBase(), etcdBase().gauge(mDBTotal, 90*mib).gauge(mDBInUse, 10*mib)), OK, "0.11"},
-		{"db over 8 GiB warns", "db size (", in(t, etcdBase(), etcdBase().gauge(mDBTotal, 9*gib)), Warn, "9 GiB"},
+		{"no leader fails", "has leader", in(t, etcdBase(), newText().gauge(mHasLeader, 0)), finding.Fail, "1 of 2"},
+		{"a leader change fails", "leader changes", in(t, counter(mLeaderChanges, 1), counter(mLeaderChanges, 2)), finding.Fail, "1"},
+		{"failed proposals warn", "failed proposals", in(t, counter(mProposalsFailed, 0), counter(mProposalsFailed, 2)), finding.Warn, "2"},
+		{"slow read indexes warn", "slow read indexes", in(t, counter(mSlowReadIndex, 0), counter(mSlowReadIndex, 1)), finding.Warn, "1"},
+		{"heartbeat failures warn", "heartbeat send failures", in(t, counter(mHeartbeatFail, 0), counter(mHeartbeatFail, 1)), finding.Warn, "1"},
+		{"quota 97% fails", "db size / quota", in(t, etcdBase(), etcdBase().gauge(mQuota, 2*gib).gauge(mDBTotal, 0.97*2*gib)), finding.Fail, "97%"},
+		{"quota absent", "db size / quota", in(t, etcdBase(), etcdBase()), finding.Unknown, "absent"},
+		{"fragmented large db warns", "db in use", in(t, etcdBase(), etcdBase().gauge(mDBTotal, gib).gauge(mDBInUse, 200*mib)), finding.Warn, "0.20"},
+		{"fragmented small db is fine", "db in use", in(t, etcdBase(), etcdBase().gauge(mDBTotal, 90*mib).gauge(mDBInUse, 10*mib)), finding.OK, "0.11"},
+		{"db over 8 GiB warns", "db size (", in(t, etcdBase(), etcdBase().gauge(mDBTotal, 9*gib)), finding.Warn, "9 GiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ruleBy(t, tc.rule).Eval(tc.in)
@@ -182,10 +183,10 @@ func TestUnknownNeverOK(t *testing.T) {
 	w := snapsAt(t, etcdBase().String(), etcdBase().String())
 	fs := evaluate(Rules, Input{Members: []*Window{w}, Leader: w})
 	for _, f := range fs {
-		if f.Class == ClassHealth {
+		if f.Class == finding.ClassHealth {
 			continue // has_leader is present in etcdBase
 		}
-		if f.Severity != Unknown {
+		if f.Severity != finding.Unknown {
 			t.Errorf("%s = %s with no metrics (%s)", f.Class, f.Severity, f.Summary)
 		}
 	}

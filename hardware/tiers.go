@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -44,16 +45,8 @@ const BelowSmall = "below small"
 // an "8 GB" machine reports 7.6–7.8 GB after the kernel and firmware take theirs.
 const memorySlack = 0.9
 
-// Workload is the shape of a load, for picking its tier; zero fields are unknown
-// and do not count.
-type Workload struct {
-	Clients   int     `json:"clients,omitempty"`
-	RPS       float64 `json:"rps,omitempty"`
-	DataBytes int64   `json:"data_bytes,omitempty"`
-}
-
 // WorkloadTier is the smallest tier whose limits cover every known dimension of w.
-func WorkloadTier(w Workload) Tier {
+func WorkloadTier(w finding.Workload) Tier {
 	for _, t := range Tiers[:len(Tiers)-1] {
 		if (w.Clients == 0 || w.Clients < t.MaxClients) &&
 			(w.RPS == 0 || w.RPS < t.MaxRPS) &&
@@ -84,22 +77,11 @@ func meets(h *results.Host, t Tier) bool {
 	return h.EffectiveCPUs() >= float64(t.CPUs) && float64(h.MemoryBytes) >= memorySlack*float64(t.MemoryBytes)
 }
 
-// Grade compares a host with a workload.
-type Grade struct {
-	HostTier     string   `json:"host_tier"`
-	WorkloadTier string   `json:"workload_tier"`
-	Workload     Workload `json:"workload"`
-	// Shortfalls list what the host lacks for the workload's tier.
-	Shortfalls []string `json:"shortfalls,omitempty"`
-	Summary    string   `json:"summary"`
-	Source     string   `json:"source"`
-}
-
 // GradeHost grades h against the tier w needs, in words: "this workload is large;
 // this host meets medium: 2 CPUs where large wants 8".
-func GradeHost(h *results.Host, w Workload) Grade {
+func GradeHost(h *results.Host, w finding.Workload) finding.HardwareGrade {
 	wt := WorkloadTier(w)
-	g := Grade{WorkloadTier: wt.Name, Workload: w, Source: TiersSource}
+	g := finding.HardwareGrade{WorkloadTier: wt.Name, Workload: w, Source: TiersSource}
 	ht, ok := HostTier(h)
 	switch {
 	case h == nil || h.CPUs == 0 || h.MemoryBytes == 0:

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 func TestMain(m *testing.M) {
@@ -136,18 +137,18 @@ func checkShape(t *testing.T, r *Report, deleted int64) {
 	if h := r.History; h.OldRevisions != 30 || h.KeysWithHistory != 10 || h.MaxDepth != 3 || h.DeletedKeys != deleted {
 		t.Errorf("history %+v, want 30 old revisions in 10 keys, depth 3, %d deleted", h, deleted)
 	}
-	if f := findingOf(r, ClassValueSize); f.Severity != Warn {
+	if f := findingOf(r, finding.ClassValueSize); f.Severity != finding.Warn {
 		t.Errorf("value-size finding %+v, want warn for /big/one", f)
 	}
 }
 
-func findingOf(r *Report, class string) Finding {
+func findingOf(r *Report, class finding.Class) finding.Finding {
 	for _, f := range r.Findings {
 		if f.Class == class {
 			return f
 		}
 	}
-	return Finding{}
+	return finding.Finding{}
 }
 
 func fileSum(t *testing.T, path string) [32]byte {

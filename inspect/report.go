@@ -7,7 +7,11 @@
 // Aggregator, so the two modes report the same figures for the same data.
 package inspect
 
-import "time"
+import (
+	"time"
+
+	"github.com/etcdperf/etcdperf/finding"
+)
 
 // Report is the output of `etcdperf inspect`; its JSON form is the output contract
 // in DESIGN.md (total, prefixes, value_size_bytes, findings) plus the sections below.
@@ -32,14 +36,14 @@ type Report struct {
 	Values    ValuesInfo  `json:"values"`
 	Largest   []KeyInfo   `json:"largest_keys"`
 	// NearLimit lists keys whose key+value is close to the request size limit.
-	NearLimit []KeyInfo `json:"near_request_limit"`
-	History   History   `json:"history"`
-	DB        DB        `json:"db"`
-	Recovery  Recovery  `json:"recovery"`
-	Growth    *Growth   `json:"growth,omitempty"`
-	Tuning    Tuning    `json:"tuning"`
-	Scan      ScanStats `json:"scan"`
-	Findings  []Finding `json:"findings"`
+	NearLimit []KeyInfo         `json:"near_request_limit"`
+	History   History           `json:"history"`
+	DB        DB                `json:"db"`
+	Recovery  Recovery          `json:"recovery"`
+	Growth    *Growth           `json:"growth,omitempty"`
+	Tuning    Tuning            `json:"tuning"`
+	Scan      ScanStats         `json:"scan"`
+	Findings  []finding.Finding `json:"findings"`
 	// Assumptions lists every figure that was not measured but assumed (defaults stated).
 	Assumptions []string `json:"assumptions"`
 }
@@ -187,51 +191,11 @@ type ScanStats struct {
 	MetricsErr string  `json:"metrics_error,omitempty"`
 }
 
-// Severity grades a finding.
-type Severity string
-
-// Severities; unknown means not measured and is never read as ok.
-const (
-	OK      Severity = "ok"
-	Warn    Severity = "warn"
-	Fail    Severity = "fail"
-	Unknown Severity = "unknown"
-)
-
-// Finding classes: the same strings as package analyze, so findings of both merge.
-const (
-	ClassValueSize = "value-size"
-	ClassRangeSize = "range-size"
-	ClassMemory    = "memory"
-	ClassNetwork   = "network"
-	ClassHealth    = "health"
-)
-
-// Evidence is one graded signal. Its JSON is identical to analyze.Evidence.
-type Evidence struct {
-	Signal    string   `json:"signal"`
-	Member    string   `json:"member,omitempty"`
-	Observed  string   `json:"observed"`
-	Threshold string   `json:"threshold"`
-	Source    string   `json:"source"`
-	Severity  Severity `json:"severity"`
-}
-
-// Finding is one diagnosis with its evidence. Its JSON is identical to
-// analyze.Finding; the two types are kept apart only until they are unified.
-type Finding struct {
-	Class    string     `json:"class"`
-	Severity Severity   `json:"severity"`
-	Summary  string     `json:"summary"`
-	Evidence []Evidence `json:"evidence"`
-	Advice   string     `json:"advice,omitempty"`
-}
-
 // Worst is the most severe grade among the findings (fail > warn > ok > unknown).
-func (r *Report) Worst() Severity {
-	w := Unknown
+func (r *Report) Worst() finding.Severity {
+	w := finding.Unknown
 	for _, f := range r.Findings {
-		w = worst(w, f.Severity)
+		w = finding.Worst(w, f.Severity)
 	}
 	return w
 }

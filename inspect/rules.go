@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/storage"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // Thresholds, each with its source. The ones marked "heuristic" are etcdperf's own
@@ -46,8 +48,8 @@ const (
 	srcGrowth       = "heuristic: a week (fail) or a month (warn) to react"
 )
 
-func findings(r *Report, o Options) []Finding {
-	fs := []Finding{valueSizeFinding(r, o), rangeSizeFinding(r), historyFinding(r), fragmentationFinding(r),
+func findings(r *Report, o Options) []finding.Finding {
+	fs := []finding.Finding{valueSizeFinding(r, o), rangeSizeFinding(r), historyFinding(r), fragmentationFinding(r),
 		quotaFinding(r), recoveryFinding(r)}
 	if r.Growth != nil {
 		fs = append(fs, growthFinding(r))
@@ -59,30 +61,30 @@ func findings(r *Report, o Options) []Finding {
 	return fs
 }
 
-func valueSizeFinding(r *Report, o Options) Finding {
+func valueSizeFinding(r *Report, o Options) finding.Finding {
 	near, limit := o.nearLimit(), o.MaxRequestBytes
-	f := Finding{Class: ClassValueSize, Severity: OK}
+	f := finding.Finding{Class: finding.ClassValueSize, Severity: finding.OK}
 	var largest int64
 	if len(r.Largest) > 0 {
 		largest = r.Largest[0].size()
 	}
-	ev := Evidence{Signal: "largest key+value", Observed: fmtBytes(largest), Threshold: "< " + fmtBytes(near) + " (2/3 of the " + fmtBytes(limit) + " request limit)",
-		Source: srcRequestLimit, Severity: OK}
+	ev := finding.Evidence{Signal: "largest key+value", Observed: fmtBytes(largest), Threshold: "< " + fmtBytes(near) + " (2/3 of the " + fmtBytes(limit) + " request limit)",
+		Source: srcRequestLimit, Severity: finding.OK}
 	if len(r.Largest) > 0 {
 		ev.Observed += " (" + r.Largest[0].Key + ")"
 	}
 	switch {
 	case largest >= limit:
-		ev.Severity = Fail
+		ev.Severity = finding.Fail
 	case largest >= near:
-		ev.Severity = Warn
+		ev.Severity = finding.Warn
 	}
 	f.Severity = ev.Severity
 	f.Evidence = append(f.Evidence, ev,
-		Evidence{Signal: "keys near the request limit", Observed: fmt.Sprint(len(r.NearLimit)), Threshold: "0", Source: srcRequestLimit, Severity: ev.Severity},
-		Evidence{Signal: "value size p99", Observed: fmtBytes(r.ValueSize.P99), Threshold: "informational", Source: "HdrHistogram of value sizes", Severity: OK})
+		finding.Evidence{Signal: "keys near the request limit", Observed: fmt.Sprint(len(r.NearLimit)), Threshold: "0", Source: srcRequestLimit, Severity: ev.Severity},
+		finding.Evidence{Signal: "value size p99", Observed: fmtBytes(r.ValueSize.P99), Threshold: "informational", Source: "HdrHistogram of value sizes", Severity: finding.OK})
 	switch f.Severity {
-	case OK:
+	case finding.OK:
 		f.Summary = fmt.Sprintf("values are small enough: largest key+value %s, p99 value %s", fmtBytes(largest), fmtBytes(r.ValueSize.P99))
 	default:
 		f.Summary = fmt.Sprintf("%d key(s) near or over the %s request limit; largest key+value %s", len(r.NearLimit), fmtBytes(limit), fmtBytes(largest))
@@ -95,37 +97,37 @@ func valueSizeFinding(r *Report, o Options) Finding {
 	return f
 }
 
-func rangeSizeFinding(r *Report) Finding {
-	f := Finding{Class: ClassRangeSize, Severity: OK}
+func rangeSizeFinding(r *Report) finding.Finding {
+	f := finding.Finding{Class: finding.ClassRangeSize, Severity: finding.OK}
 	offending := 0
 	for _, p := range r.Prefixes {
 		bytes := p.KeyBytes + p.ValueBytes
-		sev := OK
+		sev := finding.OK
 		switch {
 		case bytes >= rangeFailBytes:
-			sev = Fail
+			sev = finding.Fail
 		case p.Keys >= rangeWarnKeys || bytes >= rangeWarnBytes:
-			sev = Warn
+			sev = finding.Warn
 		}
-		if sev == OK {
+		if sev == finding.OK {
 			continue
 		}
 		offending++
-		if sev == Fail || f.Severity == OK {
+		if sev == finding.Fail || f.Severity == finding.OK {
 			f.Severity = sev
 		}
 		if len(f.Evidence) < 5 {
-			f.Evidence = append(f.Evidence, Evidence{Signal: "unpaginated list of " + quoteKey(p.Prefix),
+			f.Evidence = append(f.Evidence, finding.Evidence{Signal: "unpaginated list of " + quoteKey(p.Prefix),
 				Observed: fmt.Sprintf("%d keys, %s", p.Keys, fmtBytes(bytes)), Threshold: fmt.Sprintf("< %d keys and < %s (fail ≥ %s)", rangeWarnKeys, fmtBytes(rangeWarnBytes), fmtBytes(rangeFailBytes)),
 				Source: srcRange, Severity: sev})
 		}
 	}
-	if f.Severity == OK {
+	if f.Severity == finding.OK {
 		f.Summary = fmt.Sprintf("no prefix (depth %d) is too large to list in one range", r.Depth)
 		if len(r.Prefixes) > 0 {
 			p := r.Prefixes[0]
-			f.Evidence = append(f.Evidence, Evidence{Signal: "largest prefix " + quoteKey(p.Prefix), Observed: fmt.Sprintf("%d keys, %s", p.Keys, fmtBytes(p.KeyBytes+p.ValueBytes)),
-				Threshold: fmt.Sprintf("< %d keys and < %s", rangeWarnKeys, fmtBytes(rangeWarnBytes)), Source: srcRange, Severity: OK})
+			f.Evidence = append(f.Evidence, finding.Evidence{Signal: "largest prefix " + quoteKey(p.Prefix), Observed: fmt.Sprintf("%d keys, %s", p.Keys, fmtBytes(p.KeyBytes+p.ValueBytes)),
+				Threshold: fmt.Sprintf("< %d keys and < %s", rangeWarnKeys, fmtBytes(rangeWarnBytes)), Source: srcRange, Severity: finding.OK})
 		}
 		return f
 	}
@@ -135,104 +137,104 @@ func rangeSizeFinding(r *Report) Finding {
 	return f
 }
 
-func historyFinding(r *Report) Finding {
+func historyFinding(r *Report) finding.Finding {
 	h := r.History
-	f := Finding{Class: ClassHealth, Severity: OK}
-	ev := Evidence{Signal: "compaction would free", Observed: fmtBytes(h.CompactionFreesBytes),
-		Threshold: fmt.Sprintf("< %s or < 50%% of in-use", fmtBytes(historyWarnBytes)), Source: srcHistory, Severity: OK}
+	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
+	ev := finding.Evidence{Signal: "compaction would free", Observed: fmtBytes(h.CompactionFreesBytes),
+		Threshold: fmt.Sprintf("< %s or < 50%% of in-use", fmtBytes(historyWarnBytes)), Source: srcHistory, Severity: finding.OK}
 	if h.CompactionFreesBytes >= historyWarnBytes && r.DB.InUseBytes > 0 && float64(h.CompactionFreesBytes) >= 0.5*float64(r.DB.InUseBytes) {
-		ev.Severity = Warn
+		ev.Severity = finding.Warn
 	}
 	if !h.Exact || r.Source == "live" {
 		ev.Observed = "≈ " + ev.Observed
 	}
 	f.Severity = ev.Severity
-	f.Evidence = []Evidence{ev,
+	f.Evidence = []finding.Evidence{ev,
 		{Signal: "revisions since compaction", Observed: fmt.Sprintf("%d (compacted at %d, now %d)", h.RevisionsSinceCompaction, h.CompactRevision, h.CurrentRevision),
-			Threshold: "informational", Source: h.Basis, Severity: OK},
+			Threshold: "informational", Source: h.Basis, Severity: finding.OK},
 		{Signal: "old revisions of live keys", Observed: fmt.Sprintf("%d in %d keys, deepest %d (%s)", h.OldRevisions, h.KeysWithHistory, h.MaxDepth, quoteKey(h.MaxDepthKey)),
-			Threshold: "informational", Source: h.Basis, Severity: OK}}
+			Threshold: "informational", Source: h.Basis, Severity: finding.OK}}
 	f.Summary = fmt.Sprintf("history since the last compaction: %d old revisions, %d deleted keys; compacting now would free %s", h.OldRevisions, h.DeletedKeys, ev.Observed)
-	if f.Severity == Warn {
+	if f.Severity == finding.Warn {
 		f.Advice = "compact (etcdctl compact <revision>) or set --auto-compaction-retention, then defragment one member at a time to return the space to the disk"
 	}
 	return f
 }
 
-func fragmentationFinding(r *Report) Finding {
+func fragmentationFinding(r *Report) finding.Finding {
 	db := r.DB
-	f := Finding{Class: ClassHealth, Severity: OK}
-	ev := Evidence{Signal: "db in-use / size", Observed: fmt.Sprintf("%.2f (%s of %s)", db.InUseRatio, fmtBytes(db.InUseBytes), fmtBytes(db.SizeBytes)),
-		Threshold: fmt.Sprintf("≥ %.1f when in-use > %s", fragRatio, fmtBytes(fragMinInUse)), Source: srcFrag, Severity: OK}
+	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
+	ev := finding.Evidence{Signal: "db in-use / size", Observed: fmt.Sprintf("%.2f (%s of %s)", db.InUseRatio, fmtBytes(db.InUseBytes), fmtBytes(db.SizeBytes)),
+		Threshold: fmt.Sprintf("≥ %.1f when in-use > %s", fragRatio, fmtBytes(fragMinInUse)), Source: srcFrag, Severity: finding.OK}
 	if db.InUseRatio < fragRatio && db.InUseBytes > fragMinInUse {
-		ev.Severity = Warn
+		ev.Severity = finding.Warn
 	}
-	f.Severity, f.Evidence = ev.Severity, []Evidence{ev}
+	f.Severity, f.Evidence = ev.Severity, []finding.Evidence{ev}
 	f.Summary = fmt.Sprintf("db %s, %s in use (%.0f%% free space inside the file)", fmtBytes(db.SizeBytes), fmtBytes(db.InUseBytes), 100*(1-db.InUseRatio))
-	if f.Severity == Warn {
+	if f.Severity == finding.Warn {
 		f.Advice = "defragment (etcdctl defrag --endpoints=<one member>), one member at a time: it blocks that member while it runs; the quota counts the file size, not the in-use part"
 	}
 	return f
 }
 
-func quotaFinding(r *Report) Finding {
+func quotaFinding(r *Report) finding.Finding {
 	db := r.DB
-	f := Finding{Class: ClassHealth, Severity: OK}
-	ev := Evidence{Signal: "db size / quota", Observed: fmt.Sprintf("%.1f%% (%s of %s, quota from %s)", 100*db.QuotaUsed, fmtBytes(db.SizeBytes), fmtBytes(db.QuotaBytes), db.QuotaSource),
-		Threshold: fmt.Sprintf("< %.0f%% (fail ≥ %.0f%%)", 100*quotaWarn, 100*quotaFail), Source: srcQuota, Severity: OK}
+	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
+	ev := finding.Evidence{Signal: "db size / quota", Observed: fmt.Sprintf("%.1f%% (%s of %s, quota from %s)", 100*db.QuotaUsed, fmtBytes(db.SizeBytes), fmtBytes(db.QuotaBytes), db.QuotaSource),
+		Threshold: fmt.Sprintf("< %.0f%% (fail ≥ %.0f%%)", 100*quotaWarn, 100*quotaFail), Source: srcQuota, Severity: finding.OK}
 	switch {
 	case db.QuotaUsed >= quotaFail:
-		ev.Severity = Fail
+		ev.Severity = finding.Fail
 	case db.QuotaUsed >= quotaWarn:
-		ev.Severity = Warn
+		ev.Severity = finding.Warn
 	}
-	f.Severity, f.Evidence = ev.Severity, []Evidence{ev}
+	f.Severity, f.Evidence = ev.Severity, []finding.Evidence{ev}
 	if db.QuotaBytes > storage.MaxQuotaBytes {
-		f.Evidence = append(f.Evidence, Evidence{Signal: "quota", Observed: fmtBytes(db.QuotaBytes), Threshold: "≤ " + fmtBytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: Warn})
-		if f.Severity == OK {
-			f.Severity = Warn
+		f.Evidence = append(f.Evidence, finding.Evidence{Signal: "quota", Observed: fmtBytes(db.QuotaBytes), Threshold: "≤ " + fmtBytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: finding.Warn})
+		if f.Severity == finding.OK {
+			f.Severity = finding.Warn
 		}
 	}
 	f.Summary = fmt.Sprintf("db uses %.1f%% of its %s quota", 100*db.QuotaUsed, fmtBytes(db.QuotaBytes))
-	if f.Severity != OK {
+	if f.Severity != finding.OK {
 		f.Advice = "at the quota etcd raises a NOSPACE alarm and refuses writes: compact, defragment, delete unneeded keys, or raise --quota-backend-bytes (keep it ≤ 8 GiB)"
 	}
 	return f
 }
 
-func recoveryFinding(r *Report) Finding {
+func recoveryFinding(r *Report) finding.Finding {
 	rc := r.Recovery
-	f := Finding{Class: ClassHealth, Severity: OK}
-	ev := Evidence{Signal: "db size (snapshot a new member receives)", Observed: fmt.Sprintf("%s ≈ %s at %.0f MB/s", fmtBytes(r.DB.SizeBytes), fmtSeconds(rc.Seconds), min(rc.DiskMBps, rc.NetMBps)),
-		Threshold: "≤ " + fmtBytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: OK}
+	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
+	ev := finding.Evidence{Signal: "db size (snapshot a new member receives)", Observed: fmt.Sprintf("%s ≈ %s at %.0f MB/s", fmtBytes(r.DB.SizeBytes), fmtSeconds(rc.Seconds), min(rc.DiskMBps, rc.NetMBps)),
+		Threshold: "≤ " + fmtBytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: finding.OK}
 	if r.DB.SizeBytes > storage.MaxQuotaBytes {
-		ev.Severity = Warn
+		ev.Severity = finding.Warn
 	}
-	f.Severity, f.Evidence = ev.Severity, []Evidence{ev}
+	f.Severity, f.Evidence = ev.Severity, []finding.Evidence{ev}
 	f.Summary = fmt.Sprintf("a new member or learner needs ≈ %s to receive and write the %s snapshot", fmtSeconds(rc.Seconds), fmtBytes(r.DB.SizeBytes))
-	if f.Severity == Warn {
+	if f.Severity == finding.Warn {
 		f.Advice = "recovery time grows with the data: keep the db under 8 GiB (compact, defragment, move bulk data elsewhere)"
 	}
 	return f
 }
 
-func growthFinding(r *Report) Finding {
+func growthFinding(r *Report) finding.Finding {
 	g := r.Growth
-	f := Finding{Class: ClassHealth, Severity: OK}
+	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
 	obs := fmt.Sprintf("%s/day since %s", fmtBytes(int64(g.BytesPerDay)), g.PreviousAt.Format(time.RFC3339))
-	ev := Evidence{Signal: "days until the quota", Observed: "not growing (" + obs + ")", Threshold: fmt.Sprintf("> %d days (fail ≤ %d)", growthWarnDays, growthFailDays), Source: srcGrowth, Severity: OK}
+	ev := finding.Evidence{Signal: "days until the quota", Observed: "not growing (" + obs + ")", Threshold: fmt.Sprintf("> %d days (fail ≤ %d)", growthWarnDays, growthFailDays), Source: srcGrowth, Severity: finding.OK}
 	if g.DaysToQuota != nil {
 		ev.Observed = fmt.Sprintf("%.1f days (%s)", *g.DaysToQuota, obs)
 		switch {
 		case *g.DaysToQuota <= growthFailDays:
-			ev.Severity = Fail
+			ev.Severity = finding.Fail
 		case *g.DaysToQuota <= growthWarnDays:
-			ev.Severity = Warn
+			ev.Severity = finding.Warn
 		}
 	}
-	f.Severity, f.Evidence = ev.Severity, []Evidence{ev}
+	f.Severity, f.Evidence = ev.Severity, []finding.Evidence{ev}
 	f.Summary = "db growth: " + ev.Observed
-	if f.Severity != OK {
+	if f.Severity != finding.OK {
 		f.Advice = "find the prefix that grows (compare the prefixes of both inspections), compact more often, or raise the quota before the NOSPACE alarm"
 	}
 	return f
@@ -241,53 +243,53 @@ func growthFinding(r *Report) Finding {
 // timingFinding compares heartbeat and election timeout with the peer round trip
 // and the WAL fsync, as the tuning guide asks: heartbeat about 0.5–1.5× RTT, election
 // timeout at least 10× RTT; slow disks delay heartbeats too.
-func timingFinding(r *Report) Finding {
+func timingFinding(r *Report) finding.Finding {
 	t := r.Tuning
-	f := Finding{Class: ClassNetwork, Severity: OK}
+	f := finding.Finding{Class: finding.ClassNetwork, Severity: finding.OK}
 	if t.PeerRTTP99Ms == nil {
-		f.Severity = Unknown
+		f.Severity = finding.Unknown
 		f.Summary = "peer round trip unknown (one member, or no /metrics): heartbeat and election timeout not graded"
-		f.Evidence = []Evidence{{Signal: "etcd_network_peer_round_trip_time_seconds p99", Observed: "absent", Threshold: "election timeout ≥ 10× RTT", Source: srcTuning, Severity: Unknown}}
+		f.Evidence = []finding.Evidence{{Signal: "etcd_network_peer_round_trip_time_seconds p99", Observed: "absent", Threshold: "election timeout ≥ 10× RTT", Source: srcTuning, Severity: finding.Unknown}}
 	} else {
 		rtt := *t.PeerRTTP99Ms
-		ev := Evidence{Signal: "election timeout / peer RTT p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.ElectionMs, rtt), Threshold: "≥ 10× RTT", Source: srcTuning, Severity: OK}
+		ev := finding.Evidence{Signal: "election timeout / peer RTT p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.ElectionMs, rtt), Threshold: "≥ 10× RTT", Source: srcTuning, Severity: finding.OK}
 		if t.ElectionMs < 10*rtt {
-			ev.Severity = Fail
+			ev.Severity = finding.Fail
 		}
-		hb := Evidence{Signal: "heartbeat / peer RTT p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.HeartbeatMs, rtt), Threshold: "≥ 0.5× RTT", Source: srcTuning, Severity: OK}
+		hb := finding.Evidence{Signal: "heartbeat / peer RTT p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.HeartbeatMs, rtt), Threshold: "≥ 0.5× RTT", Source: srcTuning, Severity: finding.OK}
 		if t.HeartbeatMs < 0.5*rtt {
-			hb.Severity = Warn
+			hb.Severity = finding.Warn
 		}
-		f.Evidence = []Evidence{ev, hb}
-		f.Severity = worst(ev.Severity, hb.Severity)
+		f.Evidence = []finding.Evidence{ev, hb}
+		f.Severity = finding.Worst(ev.Severity, hb.Severity)
 		f.Summary = fmt.Sprintf("heartbeat %.0f ms and election timeout %.0f ms against a peer RTT p99 of %.2f ms", t.HeartbeatMs, t.ElectionMs, rtt)
 	}
 	if t.WALFsyncP99Ms != nil {
-		ev := Evidence{Signal: "election timeout / WAL fsync p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.ElectionMs, *t.WALFsyncP99Ms), Threshold: "≥ 10× WAL fsync p99", Source: srcTuning, Severity: OK}
+		ev := finding.Evidence{Signal: "election timeout / WAL fsync p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.ElectionMs, *t.WALFsyncP99Ms), Threshold: "≥ 10× WAL fsync p99", Source: srcTuning, Severity: finding.OK}
 		if t.ElectionMs < 10**t.WALFsyncP99Ms {
-			ev.Severity = Warn
+			ev.Severity = finding.Warn
 		}
 		f.Evidence = append(f.Evidence, ev)
-		if f.Severity != Unknown {
-			f.Severity = worst(f.Severity, ev.Severity)
+		if f.Severity != finding.Unknown {
+			f.Severity = finding.Worst(f.Severity, ev.Severity)
 		}
 	}
-	if f.Severity == Warn || f.Severity == Fail {
+	if f.Severity == finding.Warn || f.Severity == finding.Fail {
 		f.Advice = "set --heartbeat-interval near the peer round trip (0.5–1.5×) and --election-timeout to at least 10× the round trip and well above the WAL fsync p99, the same on every member"
 	}
 	return f
 }
 
-func raftLogFinding(r *Report) Finding {
+func raftLogFinding(r *Report) finding.Finding {
 	t := r.Tuning
-	ev := Evidence{Signal: "raft log in memory (snapshot-count × average key+value)", Observed: fmt.Sprintf("≈ %s (%d × %s)", fmtBytes(t.RaftLogBytes), t.SnapshotCount, fmtBytes(avgEntry(r))),
-		Threshold: "< " + fmtBytes(raftLogWarnBytes), Source: srcSnapshot, Severity: OK}
+	ev := finding.Evidence{Signal: "raft log in memory (snapshot-count × average key+value)", Observed: fmt.Sprintf("≈ %s (%d × %s)", fmtBytes(t.RaftLogBytes), t.SnapshotCount, fmtBytes(avgEntry(r))),
+		Threshold: "< " + fmtBytes(raftLogWarnBytes), Source: srcSnapshot, Severity: finding.OK}
 	if t.RaftLogBytes >= raftLogWarnBytes {
-		ev.Severity = Warn
+		ev.Severity = finding.Warn
 	}
-	f := Finding{Class: ClassMemory, Severity: ev.Severity, Evidence: []Evidence{ev},
+	f := finding.Finding{Class: finding.ClassMemory, Severity: ev.Severity, Evidence: []finding.Evidence{ev},
 		Summary: fmt.Sprintf("with --snapshot-count %d the raft log may hold ≈ %s in memory", t.SnapshotCount, fmtBytes(t.RaftLogBytes))}
-	if f.Severity == Warn {
+	if f.Severity == finding.Warn {
 		f.Advice = "lower --snapshot-count, or shrink the values: the in-memory raft log scales with both"
 	}
 	return f
@@ -298,14 +300,6 @@ func avgEntry(r *Report) int64 {
 		return 0
 	}
 	return (r.Total.KeyBytes + r.Total.ValueBytes) / r.Total.Keys
-}
-
-func worst(a, b Severity) Severity {
-	rank := map[Severity]int{Unknown: 0, OK: 1, Warn: 2, Fail: 3}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
 }
 
 // quoteKey shows a key or prefix readably, whatever bytes it holds.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // knownIssue is a performance problem of a range of etcd releases, fixed in a later
@@ -75,25 +77,25 @@ func issuesOf(version string) (found []knownIssue, ok bool) {
 	return found, true
 }
 
-func versionFinding(version string) (Finding, bool) {
+func versionFinding(version string) (finding.Finding, bool) {
 	if version == "" {
-		return Finding{}, false
+		return finding.Finding{}, false
 	}
 	found, ok := issuesOf(version)
 	if !ok {
-		return Finding{}, false
+		return finding.Finding{}, false
 	}
-	f := Finding{Class: ClassHealth, Severity: OK, Summary: fmt.Sprintf("etcd %s has no known performance problem in etcdperf's table", version)}
+	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK, Summary: fmt.Sprintf("etcd %s has no known performance problem in etcdperf's table", version)}
 	if len(found) == 0 {
-		f.Evidence = []Evidence{{Signal: "server version", Observed: version, Threshold: "outside the known-issue ranges", Source: "etcdperf known-issue table (inspect/versions.go)", Severity: OK}}
+		f.Evidence = []finding.Evidence{{Signal: "server version", Observed: version, Threshold: "outside the known-issue ranges", Source: "etcdperf known-issue table (inspect/versions.go)", Severity: finding.OK}}
 		return f, true
 	}
-	f.Severity = Warn
+	f.Severity = finding.Warn
 	f.Summary = fmt.Sprintf("etcd %s has %d known performance problem(s) fixed in later releases", version, len(found))
 	var fixes []string
 	for _, k := range found {
-		f.Evidence = append(f.Evidence, Evidence{Signal: "server version", Observed: version + ": " + k.summary,
-			Threshold: fmt.Sprintf("< %s or ≥ %s", k.from, k.fixed), Source: k.source, Severity: Warn})
+		f.Evidence = append(f.Evidence, finding.Evidence{Signal: "server version", Observed: version + ": " + k.summary,
+			Threshold: fmt.Sprintf("< %s or ≥ %s", k.from, k.fixed), Source: k.source, Severity: finding.Warn})
 		fixes = append(fixes, k.fixed)
 	}
 	f.Advice = "upgrade to the latest patch release of the same minor version (at least " + strings.Join(fixes, ", ") + ")"

@@ -135,8 +135,8 @@ func checkAlike(runs []*Run, name func(int) string) error {
 			return unlike("command %q vs %q", first.Command, r.Command)
 		case r.Target.ClusterID != first.Target.ClusterID:
 			return unlike("cluster ID %q vs %q (different etcd clusters)", first.Target.ClusterID, r.Target.ClusterID)
-		case !slices.Equal(opNames(first), opNames(r)):
-			return unlike("ops [%s] vs [%s]", strings.Join(opNames(first), " "), strings.Join(opNames(r), " "))
+		case !slices.Equal(first.OpNames(), r.OpNames()):
+			return unlike("ops [%s] vs [%s]", strings.Join(first.OpNames(), " "), strings.Join(r.OpNames(), " "))
 		}
 		for _, k := range flagUnion(first, r) {
 			a, inA := first.Flags[k]

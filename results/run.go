@@ -4,7 +4,10 @@
 package results
 
 import (
+	"slices"
 	"time"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // Version is the run file format version this build writes and reads.
@@ -34,6 +37,11 @@ type Run struct {
 	Disk    []DiskResult `json:"disk,omitempty"`
 	Scrapes []Scrape     `json:"scrapes,omitempty"`
 	Host    *Host        `json:"host,omitempty"`
+
+	// Diagnosis is what the command that wrote the run concluded (its verdict,
+	// findings, budget, hardware grade, plan curve), so a report made later from
+	// the file shows the same; nil in run files written before it was stored.
+	Diagnosis *finding.Diagnosis `json:"diagnosis,omitempty"`
 }
 
 // Tool identifies the build that wrote the run file.
@@ -145,4 +153,24 @@ type Client struct {
 	Cores int `json:"cores,omitempty"`
 	// PacingLagP99Ms is how late the pacer itself fired (a scheduler-lag signal of a saturated client).
 	PacingLagP99Ms float64 `json:"pacing_lag_p99_ms,omitempty"`
+}
+
+// OpNames are the run's op names, sorted.
+func (r *Run) OpNames() []string {
+	names := make([]string, len(r.Ops))
+	for i, op := range r.Ops {
+		names[i] = op.Op
+	}
+	slices.Sort(names)
+	return names
+}
+
+// FindOp is the run's op of that name; nil when it has none.
+func (r *Run) FindOp(name string) *Op {
+	for i := range r.Ops {
+		if r.Ops[i].Op == name {
+			return &r.Ops[i]
+		}
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -67,10 +68,10 @@ func TestLiveHealthyBaseline(t *testing.T) {
 	}
 	logReport(t, rep)
 	for _, f := range rep.Findings {
-		if (f.Class == analyze.ClassDisk || f.Class == analyze.ClassNetwork || f.Class == analyze.ClassValueSize || f.Class == analyze.ClassRangeSize) && f.Severity == analyze.Fail {
+		if (f.Class == finding.ClassDisk || f.Class == finding.ClassNetwork || f.Class == finding.ClassValueSize || f.Class == finding.ClassRangeSize) && f.Severity == finding.Fail {
 			t.Errorf("false alarm: %s fail on a healthy baseline: %s", f.Class, f.Summary)
 		}
-		if f.Class == analyze.ClassDisk && f.Severity == analyze.Unknown {
+		if f.Class == finding.ClassDisk && f.Severity == finding.Unknown {
 			t.Errorf("disk unknown on a live member: %s", f.Summary)
 		}
 	}
@@ -97,14 +98,14 @@ func TestLiveValueSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	logReport(t, rep)
-	if rep.Verdict.Bottleneck != string(analyze.ClassValueSize) {
+	if rep.Verdict.Bottleneck != string(finding.ClassValueSize) {
 		t.Errorf("bottleneck = %s, want value-size: %s", rep.Verdict.Bottleneck, rep.Verdict.Summary)
 	}
 	// The server's own metrics must say so too, without the run's byte counts.
-	f := findingOf(rep, analyze.ClassValueSize)
+	f := findingOf(rep, finding.ClassValueSize)
 	found := false
 	for _, e := range f.Evidence {
-		if strings.HasPrefix(e.Signal, "received bytes per put") && e.Severity == analyze.Fail {
+		if strings.HasPrefix(e.Signal, "received bytes per put") && e.Severity == finding.Fail {
 			found = true
 		}
 	}
@@ -153,21 +154,21 @@ func TestLiveRangeSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	logReport(t, rep)
-	if rep.Verdict.Bottleneck != string(analyze.ClassRangeSize) {
+	if rep.Verdict.Bottleneck != string(finding.ClassRangeSize) {
 		t.Errorf("bottleneck = %s, want range-size: %s", rep.Verdict.Bottleneck, rep.Verdict.Summary)
 	}
-	if f := findingOf(rep, analyze.ClassDisk); f.Severity == analyze.Fail {
+	if f := findingOf(rep, finding.ClassDisk); f.Severity == finding.Fail {
 		t.Errorf("reads blamed on disk: %s", f.Summary)
 	}
 }
 
-func findingOf(rep analyze.Report, c analyze.Class) analyze.Finding {
+func findingOf(rep analyze.Report, c finding.Class) finding.Finding {
 	for _, f := range rep.Findings {
 		if f.Class == c {
 			return f
 		}
 	}
-	return analyze.Finding{}
+	return finding.Finding{}
 }
 
 func logReport(t *testing.T, rep analyze.Report) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -109,10 +110,10 @@ func TestLiveNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	logReport(t, rep)
-	if rep.Verdict.Bottleneck != string(analyze.ClassNetwork) {
+	if rep.Verdict.Bottleneck != string(finding.ClassNetwork) {
 		t.Errorf("bottleneck = %s, want network: %s", rep.Verdict.Bottleneck, rep.Verdict.Summary)
 	}
-	if f := findingOf(rep, analyze.ClassDisk); f.Severity == analyze.Fail {
+	if f := findingOf(rep, finding.ClassDisk); f.Severity == finding.Fail {
 		t.Errorf("client-side delay blamed on disk: %s", f.Summary)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // peerDelay is added in each direction between the other members and the slow
@@ -79,29 +80,29 @@ func TestLivePeerNetwork(t *testing.T) {
 	}
 
 	rep := analyzeRun(t, run, analyze.Options{})
-	if f := findingOf(rep, analyze.ClassNetwork); f.Severity != analyze.Warn && f.Severity != analyze.Fail {
+	if f := findingOf(rep, finding.ClassNetwork); f.Severity != finding.Warn && f.Severity != finding.Fail {
 		t.Errorf("follower %s behind a %v delay each way: network %s, want warn or fail: %s", slow.Name, peerDelay, f.Severity, f.Summary)
 	}
 	slowHost := strings.TrimPrefix(slow.ClientURL, "http://")
-	rtt := evidence(rep, analyze.ClassNetwork, "peer round trip")
+	rtt := evidence(rep, finding.ClassNetwork, "peer round trip")
 	if len(rtt) != len(c.Members()) {
 		t.Errorf("peer RTT evidence for %d members, want %d: %+v", len(rtt), len(c.Members()), rtt)
 	}
 	for _, e := range rtt {
 		switch {
-		case e.Member == slowHost && (e.Severity == analyze.Warn || e.Severity == analyze.Fail):
+		case e.Member == slowHost && (e.Severity == finding.Warn || e.Severity == finding.Fail):
 			t.Errorf("the slow follower's own probes go direct, yet its peer RTT is %s: %s", e.Severity, e.Observed)
-		case e.Member != slowHost && (e.Severity == analyze.OK || !strings.Contains(e.Observed, "to "+slowID)):
+		case e.Member != slowHost && (e.Severity == finding.OK || !strings.Contains(e.Observed, "to "+slowID)):
 			t.Errorf("member %s: peer RTT %s (%s), want warn or fail to %s (%s)", e.Member, e.Severity, e.Observed, slowID, slow.Name)
 		}
 	}
 	// Three members share this machine's one disk: when other work loads it, the
 	// disk is really slow and may be graded so; what must not happen is a distant
 	// follower blamed on CPU, memory or the generator.
-	requireNoFail(t, rep, "one distant follower", analyze.ClassCPU, analyze.ClassMemory, analyze.ClassClient)
+	requireNoFail(t, rep, "one distant follower", finding.ClassCPU, finding.ClassMemory, finding.ClassClient)
 	switch b := rep.Verdict.Bottleneck; b {
-	case string(analyze.ClassNetwork), analyze.BottleneckNone:
-	case string(analyze.ClassDisk):
+	case string(finding.ClassNetwork), finding.BottleneckNone:
+	case string(finding.ClassDisk):
 		t.Logf("the shared disk was slow during the run: %s", rep.Verdict.Summary)
 	default:
 		t.Errorf("a distant follower blamed on %s: %s", b, rep.Verdict.Summary)

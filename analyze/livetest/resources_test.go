@@ -16,6 +16,7 @@ import (
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/internal/faults"
 	"github.com/etcdperf/etcdperf/results"
@@ -116,8 +117,8 @@ func analyzeRun(t *testing.T, run *results.Run, opts analyze.Options) analyze.Re
 }
 
 // evidence is the evidence of class c whose signal starts with signal.
-func evidence(rep analyze.Report, c analyze.Class, signal string) []analyze.Evidence {
-	var out []analyze.Evidence
+func evidence(rep analyze.Report, c finding.Class, signal string) []finding.Evidence {
+	var out []finding.Evidence
 	for _, e := range findingOf(rep, c).Evidence {
 		if strings.HasPrefix(e.Signal, signal) {
 			out = append(out, e)
@@ -127,10 +128,10 @@ func evidence(rep analyze.Report, c analyze.Class, signal string) []analyze.Evid
 }
 
 // requireNoFail fails the test for each class that graded fail.
-func requireNoFail(t *testing.T, rep analyze.Report, what string, classes ...analyze.Class) {
+func requireNoFail(t *testing.T, rep analyze.Report, what string, classes ...finding.Class) {
 	t.Helper()
 	for _, c := range classes {
-		if f := findingOf(rep, c); f.Severity == analyze.Fail {
+		if f := findingOf(rep, c); f.Severity == finding.Fail {
 			t.Errorf("%s: false alarm, %s fail: %s", what, c, f.Summary)
 		}
 	}
@@ -150,8 +151,8 @@ func TestLiveDisk(t *testing.T) {
 	ld := load{prefix: "/etcdperf/disk/", valSize: 1024, rate: 100, workers: 32, duration: 8 * time.Second}
 
 	plain := analyzeRun(t, measure(t, c, cli, ld), analyze.Options{})
-	requireNoFail(t, plain, "plain loop device", analyze.ClassDisk)
-	if f := findingOf(plain, analyze.ClassDisk); f.Severity == analyze.Unknown {
+	requireNoFail(t, plain, "plain loop device", finding.ClassDisk)
+	if f := findingOf(plain, finding.ClassDisk); f.Severity == finding.Unknown {
 		t.Errorf("plain loop device: disk unknown on a live member: %s", f.Summary)
 	}
 
@@ -162,11 +163,11 @@ func TestLiveDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	slow := analyzeRun(t, measure(t, c, cli, ld), analyze.Options{})
-	if slow.Verdict.Bottleneck != string(analyze.ClassDisk) {
+	if slow.Verdict.Bottleneck != string(finding.ClassDisk) {
 		t.Errorf("throttled to 100 IOPS: bottleneck = %s, want disk: %s", slow.Verdict.Bottleneck, slow.Verdict.Summary)
 	}
-	wal := evidence(slow, analyze.ClassDisk, "wal fsync")
-	if len(wal) == 0 || wal[0].Severity != analyze.Fail {
+	wal := evidence(slow, finding.ClassDisk, "wal fsync")
+	if len(wal) == 0 || wal[0].Severity != finding.Fail {
 		t.Errorf("throttled to 100 IOPS: WAL fsync evidence = %+v, want fail", wal)
 	}
 }
@@ -249,15 +250,15 @@ func TestLiveMemory(t *testing.T) {
 		t.Errorf("recorded member memory limit = %d B, want %d", got, limit)
 	}
 	rep := analyzeRun(t, run, analyze.Options{})
-	f := findingOf(rep, analyze.ClassMemory)
-	rss := evidence(rep, analyze.ClassMemory, "peak RSS")
-	if f.Severity != analyze.Fail && f.Severity != analyze.Warn {
+	f := findingOf(rep, finding.ClassMemory)
+	rss := evidence(rep, finding.ClassMemory, "peak RSS")
+	if f.Severity != finding.Fail && f.Severity != finding.Warn {
 		t.Errorf("member near its memory limit: memory %s, want warn or fail: %s", f.Severity, f.Summary)
 	}
-	if len(rss) == 0 || rss[0].Severity == analyze.OK || !strings.Contains(rss[0].Observed, "member cgroup limit") {
+	if len(rss) == 0 || rss[0].Severity == finding.OK || !strings.Contains(rss[0].Observed, "member cgroup limit") {
 		t.Errorf("RSS evidence = %+v, want RSS graded against the member's %d B limit", rss, limit)
 	}
-	if f.Severity == analyze.Fail && rep.Verdict.Bottleneck != string(analyze.ClassMemory) {
+	if f.Severity == finding.Fail && rep.Verdict.Bottleneck != string(finding.ClassMemory) {
 		t.Errorf("memory fails but the bottleneck is %s: %s", rep.Verdict.Bottleneck, rep.Verdict.Summary)
 	}
 
@@ -266,10 +267,10 @@ func TestLiveMemory(t *testing.T) {
 	free.Target.Members = slices.Clone(run.Target.Members)
 	free.Target.Members[0].MemoryLimitBytes = 0
 	host := analyzeRun(t, &free, analyze.Options{})
-	if f := findingOf(host, analyze.ClassMemory); f.Severity == analyze.Fail || f.Severity == analyze.Warn {
+	if f := findingOf(host, finding.ClassMemory); f.Severity == finding.Fail || f.Severity == finding.Warn {
 		t.Errorf("graded against %d B of host memory: memory %s: %s", run.Host.HostMemoryBytes, f.Severity, f.Summary)
 	}
-	if rss := evidence(host, analyze.ClassMemory, "peak RSS"); len(rss) == 0 || !strings.Contains(rss[0].Observed, "host RAM") {
+	if rss := evidence(host, finding.ClassMemory, "peak RSS"); len(rss) == 0 || !strings.Contains(rss[0].Observed, "host RAM") {
 		t.Errorf("RSS evidence without the limit = %+v, want it graded against host RAM", rss)
 	}
 }
@@ -289,7 +290,7 @@ func TestLiveServerCPU(t *testing.T) {
 	cli := clusterClient(t, c)
 
 	free := analyzeRun(t, measure(t, c, cli, load{prefix: "/etcdperf/cpu-free/", valSize: 256, rate: 200, workers: 16, duration: 8 * time.Second}), analyze.Options{})
-	requireNoFail(t, free, "free member at 200 puts/s", analyze.ClassCPU, analyze.ClassClient)
+	requireNoFail(t, free, "free member at 200 puts/s", finding.ClassCPU, finding.ClassClient)
 
 	const quota = 0.15
 	if err := cg.Set("cpu.cfs_quota_us", fmt.Sprint(int(quota*100_000))); err != nil {
@@ -306,13 +307,13 @@ func TestLiveServerCPU(t *testing.T) {
 		t.Errorf("recorded member CPU quota = %g cores, want %g", got, quota)
 	}
 	rep := analyzeRun(t, run, analyze.Options{})
-	if rep.Verdict.Bottleneck != string(analyze.ClassCPU) {
+	if rep.Verdict.Bottleneck != string(finding.ClassCPU) {
 		t.Errorf("member under a %.2f CPU quota: bottleneck = %s, want cpu: %s", quota, rep.Verdict.Bottleneck, rep.Verdict.Summary)
 	}
-	if ev := evidence(rep, analyze.ClassCPU, "server CPU"); len(ev) == 0 || ev[0].Severity != analyze.Fail || !strings.Contains(ev[0].Observed, "member cgroup quota") {
+	if ev := evidence(rep, finding.ClassCPU, "server CPU"); len(ev) == 0 || ev[0].Severity != finding.Fail || !strings.Contains(ev[0].Observed, "member cgroup quota") {
 		t.Errorf("server CPU evidence = %+v, want fail on the member's cgroup quota", ev)
 	}
-	requireNoFail(t, rep, "member under a CPU quota", analyze.ClassClient)
+	requireNoFail(t, rep, "member under a CPU quota", finding.ClassClient)
 }
 
 // TestLiveClientSaturated limits the generator instead: this test process joins a
@@ -342,8 +343,8 @@ func TestLiveClientSaturated(t *testing.T) {
 	// generator did not start would be: not embedded, with the machine's CPUs.
 	run.Target.Embedded = false
 	rep := analyzeRun(t, run, analyze.Options{Cores: float64(runtime.NumCPU())})
-	if rep.Verdict.Status != analyze.StatusInvalid || rep.Verdict.Bottleneck != string(analyze.ClassClient) {
+	if rep.Verdict.Status != finding.StatusInvalid || rep.Verdict.Bottleneck != string(finding.ClassClient) {
 		t.Errorf("generator under a %.1f CPU quota: verdict %s/%s, want invalid/client: %s", quota, rep.Verdict.Status, rep.Verdict.Bottleneck, rep.Verdict.Summary)
 	}
-	requireNoFail(t, rep, "generator saturated", analyze.ClassCPU, analyze.ClassDisk)
+	requireNoFail(t, rep, "generator saturated", finding.ClassCPU, finding.ClassDisk)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -269,7 +270,7 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	}
 	path, werr := a.writeRun(run)
 	if werr == nil {
-		werr = writeReport(bf.report, run, m.report)
+		werr = writeReport(bf.report, run)
 	}
 	if perr := a.printBench(run, path, &m.report); perr != nil {
 		return perr
@@ -380,9 +381,9 @@ type benchJSON struct {
 	Ops           []benchOpJSON `json:"ops"`
 	Client        benchClient   `json:"client"`
 	// Verdict and Findings are the analyzer's diagnosis of the run, as `analyze` prints it.
-	Verdict  *analyze.Verdict  `json:"verdict,omitempty"`
-	Findings []analyze.Finding `json:"findings,omitempty"`
-	Budget   *analyze.Budget   `json:"budget,omitempty"`
+	Verdict  *finding.Verdict  `json:"verdict,omitempty"`
+	Findings []finding.Finding `json:"findings,omitempty"`
+	Budget   *finding.Budget   `json:"budget,omitempty"`
 }
 
 type benchTarget struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/profiles"
 )
 
@@ -178,11 +179,14 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	}
 	out.Findings, out.Budget, out.Notes = lr.report.Findings, lr.report.Budget, lr.report.Notes
 	if out.Findings == nil {
-		out.Findings = []analyze.Finding{}
+		out.Findings = []finding.Finding{}
 	}
+	// The run file keeps check's own verdict, so a report made from it says what check said.
+	run.Diagnosis = lr.report.Diagnosis()
+	run.Diagnosis.Verdict = &out.Verdict
 	path, werr := a.writeRun(run)
 	if werr == nil {
-		werr = writeReport(cf.report, run, lr.report)
+		werr = writeReport(cf.report, run)
 	}
 	b := newBenchJSON(run, path)
 	out.Ops, out.Valid, out.InvalidReason, out.DurationS, out.RunFile, out.Client = b.Ops, b.Valid, b.InvalidReason, b.DurationS, path, b.Client
@@ -207,9 +211,9 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 // verdictExit maps a verdict status to the exit code; the verdict is already printed.
 func verdictExit(status string) error {
 	switch status {
-	case analyze.StatusFail:
+	case finding.StatusFail:
 		return withCode(ExitFail, nil)
-	case analyze.StatusInvalid:
+	case finding.StatusInvalid:
 		return withCode(ExitInvalid, nil)
 	}
 	return nil
@@ -218,8 +222,8 @@ func verdictExit(status string) error {
 // checkJSON is check's -w json object: the contract's verdict and findings, the
 // ops as bench reports them, and etcdctl's verdict under "compat".
 type checkJSON struct {
-	Verdict       analyze.Verdict   `json:"verdict"`
-	Findings      []analyze.Finding `json:"findings"`
+	Verdict       finding.Verdict   `json:"verdict"`
+	Findings      []finding.Finding `json:"findings"`
 	Ops           []benchOpJSON     `json:"ops"`
 	Compat        compatVerdict     `json:"compat"`
 	Criteria      []criterion       `json:"criteria"`
@@ -229,7 +233,7 @@ type checkJSON struct {
 	InvalidReason string            `json:"invalid_reason"`
 	DurationS     float64           `json:"duration_s"`
 	Client        benchClient       `json:"client"`
-	Budget        *analyze.Budget   `json:"budget,omitempty"`
+	Budget        *finding.Budget   `json:"budget,omitempty"`
 	Notes         []string          `json:"notes,omitempty"`
 	RunFile       string            `json:"run_file"`
 }

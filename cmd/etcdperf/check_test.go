@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -66,25 +67,25 @@ func TestCompatRule(t *testing.T) {
 // TestDefaultVerdict grades hand-made results and analyzer findings.
 func TestDefaultVerdict(t *testing.T) {
 	good := func() *results.Run { return &results.Run{Valid: true, Ops: []results.Op{putOp(t, 150, 150, 0, 2, 5)}} }
-	fail := func(c analyze.Class) analyze.Finding {
-		return analyze.Finding{Class: c, Severity: analyze.Fail, Summary: string(c) + " is bad"}
+	fail := func(c finding.Class) finding.Finding {
+		return finding.Finding{Class: c, Severity: finding.Fail, Summary: string(c) + " is bad"}
 	}
 	for _, tc := range []struct {
 		name       string
 		run        *results.Run
-		findings   []analyze.Finding
+		findings   []finding.Finding
 		status     string
 		bottleneck string
 		says       string
 	}{
-		{"pass", good(), []analyze.Finding{{Class: analyze.ClassDisk, Severity: analyze.OK}}, "pass", "none", "pass"},
+		{"pass", good(), []finding.Finding{{Class: finding.ClassDisk, Severity: finding.OK}}, "pass", "none", "pass"},
 		{"p99 over the threshold", &results.Run{Valid: true, Ops: []results.Op{putOp(t, 150, 150, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 300)}}, nil, "fail", "none", "put p99 response time"},
 		{"errors", &results.Run{Valid: true, Ops: []results.Op{putOp(t, 150, 150, 2, 2)}}, nil, "fail", "none", "errors 2"},
-		{"rate short", &results.Run{Ops: []results.Op{putOp(t, 8000, 5900, 0, 2)}}, []analyze.Finding{fail(analyze.ClassCPU)}, "fail", "cpu", "achieved rate"},
+		{"rate short", &results.Run{Ops: []results.Op{putOp(t, 8000, 5900, 0, 2)}}, []finding.Finding{fail(finding.ClassCPU)}, "fail", "cpu", "achieved rate"},
 		// DESIGN.md: --load s passes etcdctl's rule on a 100 ms fdatasync disk; etcdperf must fail it.
-		{"light load on a slow disk", good(), []analyze.Finding{fail(analyze.ClassDisk)}, "fail", "disk", "bottleneck disk"},
-		{"saturated generator", good(), []analyze.Finding{fail(analyze.ClassClient)}, "invalid", "client", "invalid"},
-		{"health only", good(), []analyze.Finding{fail(analyze.ClassHealth)}, "fail", "none", "health"},
+		{"light load on a slow disk", good(), []finding.Finding{fail(finding.ClassDisk)}, "fail", "disk", "bottleneck disk"},
+		{"saturated generator", good(), []finding.Finding{fail(finding.ClassClient)}, "invalid", "client", "invalid"},
+		{"health only", good(), []finding.Finding{fail(finding.ClassHealth)}, "fail", "none", "health"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, crit := defaultVerdict(tc.run, analyze.Report{Findings: tc.findings}, 100*time.Millisecond, "test")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -38,7 +39,7 @@ type compatVerdict struct {
 // compatRule applies etcdctl's rule to the paced ops of run (watch events are
 // not requests), using service time as etcdctl times requests.
 func compatRule(run *results.Run) (compatVerdict, error) {
-	v := compatVerdict{Status: analyze.StatusPass,
+	v := compatVerdict{Status: finding.StatusPass,
 		Rule: "no errors, throughput > 90% of target, slowest ≤ 500 ms, stddev ≤ 100 ms (service time; " + compatSource + ")"}
 	svc := results.NewHist()
 	for _, op := range run.Ops {
@@ -69,7 +70,7 @@ func compatRule(run *results.Run) (compatVerdict, error) {
 		v.Failures = append(v.Failures, fmt.Sprintf("stddev too high: %s > 100ms", fmtMs(v.StddevMs)))
 	}
 	if len(v.Failures) > 0 {
-		v.Status = analyze.StatusFail
+		v.Status = finding.StatusFail
 	}
 	return v, nil
 }
@@ -88,7 +89,7 @@ type criterion struct {
 // and no signal the analyzer graded fail. A generator saturated on its own (the
 // analyzer's client class) makes the run invalid; otherwise a failure names the
 // bottleneck the analyzer found.
-func defaultVerdict(run *results.Run, rep analyze.Report, p99 time.Duration, p99Source string) (analyze.Verdict, []criterion) {
+func defaultVerdict(run *results.Run, rep analyze.Report, p99 time.Duration, p99Source string) (finding.Verdict, []criterion) {
 	limit := float64(p99) / float64(time.Millisecond)
 	var crit []criterion
 	var errs int64
@@ -111,17 +112,17 @@ func defaultVerdict(run *results.Run, rep analyze.Report, p99 time.Duration, p99
 			Threshold: fmt.Sprintf("≥ %.0f%% of target", 100*bench.ValidRateFraction), Source: "etcdperf measurement rules (DESIGN.md: under 95% of the target rate a run is invalid)",
 			Pass: want > 0 && got >= bench.ValidRateFraction*want},
 	)
-	v := analyze.Verdict{Status: analyze.StatusPass, Bottleneck: analyze.BottleneckNone}
+	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
 	var failed []string
 	for _, c := range crit {
 		if !c.Pass {
 			failed = append(failed, fmt.Sprintf("%s %s (want %s)", c.Name, c.Observed, c.Threshold))
 		}
 	}
-	var fails []analyze.Finding
+	var fails []finding.Finding
 	clientOnly := false
 	for _, f := range rep.Findings {
-		if f.Severity != analyze.Fail {
+		if f.Severity != finding.Fail {
 			continue
 		}
 		fails = append(fails, f)
@@ -129,18 +130,18 @@ func defaultVerdict(run *results.Run, rep analyze.Report, p99 time.Duration, p99
 	}
 	if len(fails) > 0 {
 		v.Bottleneck = string(fails[0].Class)
-		if fails[0].Class == analyze.ClassHealth {
-			v.Bottleneck = analyze.BottleneckNone
+		if fails[0].Class == finding.ClassHealth {
+			v.Bottleneck = finding.BottleneckNone
 		}
-		clientOnly = fails[0].Class == analyze.ClassClient
+		clientOnly = fails[0].Class == finding.ClassClient
 	}
 	var parts []string
 	switch {
 	case clientOnly:
-		v.Status = analyze.StatusInvalid
+		v.Status = finding.StatusInvalid
 		parts = append(parts, "invalid: the load generator was saturated, so the run measured it rather than the server")
 	case len(failed) > 0 || len(fails) > 0:
-		v.Status = analyze.StatusFail
+		v.Status = finding.StatusFail
 		if len(failed) > 0 {
 			parts = append(parts, "fail: "+strings.Join(failed, "; "))
 		} else {
@@ -156,7 +157,7 @@ func defaultVerdict(run *results.Run, rep analyze.Report, p99 time.Duration, p99
 		}
 		parts = append(parts, fmt.Sprintf("%s %s — %s", lead, f.Class, f.Summary))
 	}
-	if v.Status == analyze.StatusFail && len(fails) == 0 {
+	if v.Status == finding.StatusFail && len(fails) == 0 {
 		parts = append(parts, "no server signal was graded fail: see the findings' warnings and the latency budget")
 	}
 	v.Summary = strings.Join(parts, "; ")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -20,7 +21,7 @@ func newCompareCmd(a *app) *cobra.Command {
 the change from A to B of the p50, p90, p99 and p99.9 of response time and of
 throughput, over the whole measured window.
 
-` + results.CompareNoiseMethod + `
+` + report.CompareNoiseMethod + `
 
 Exit 0 no regression, 1 at least one regression (worse than --threshold and beyond
 the noise), 2 could not compare (unreadable run file, different commands or ops).`,
@@ -43,7 +44,7 @@ the noise), 2 could not compare (unreadable run file, different commands or ops)
 			if err != nil {
 				return err
 			}
-			c, err := results.Compare(ra, rb, results.CompareOptions{ThresholdPct: pct, Alpha: alpha})
+			c, err := report.Compare(ra, rb, report.CompareOptions{ThresholdPct: pct, Alpha: alpha})
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -78,7 +79,7 @@ func TestCompareCommand(t *testing.T) {
 		t.Errorf("reversed: exit %d\n%s", r.code, r.stdout)
 	}
 	r = runBin(t, nil, "compare", a, slower, "-w", "json")
-	var out results.Comparison
+	var out report.Comparison
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != ExitFail || out.Regressions == 0 || len(out.Rows) != 10 {
 		t.Errorf("-w json: exit %d, %v, %d regressions, %d rows", r.code, err, out.Regressions, len(out.Rows))
 	}

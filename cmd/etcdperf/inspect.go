@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/inspect"
 )
 
@@ -177,7 +178,7 @@ func (a *app) runInspect(cmd *cobra.Command, f *inspectFlags) error {
 	if err != nil {
 		return err
 	}
-	if r.Worst() == inspect.Fail {
+	if r.Worst() == finding.Fail {
 		return withCode(ExitFail, nil)
 	}
 	return nil

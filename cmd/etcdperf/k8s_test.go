@@ -121,8 +121,17 @@ func TestWorkersLocal(t *testing.T) {
 	if op.ThroughputRPS < 0.9*rate || op.ThroughputRPS > 1.1*rate {
 		t.Errorf("combined %.1f req/s, want within 10%% of %g", op.ThroughputRPS, rate)
 	}
-	if _, err := os.Stat(merged); err != nil {
-		t.Error(err)
+	// The merged file keeps the merged run's diagnosis, and a report made from it shows it.
+	mr, err := results.ReadFile(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mr.Diagnosis == nil || mr.Diagnosis.Verdict == nil || sum.Verdict == nil || mr.Diagnosis.Verdict.Status != sum.Verdict.Status {
+		t.Fatalf("merged run file diagnosis %+v, printed verdict %+v", mr.Diagnosis, sum.Verdict)
+	}
+	rep := runBin(t, nil, "report", merged)
+	if want := "— " + strings.ToUpper(sum.Verdict.Status); !strings.Contains(rep.stdout, want) || !strings.Contains(rep.stdout, "FINDINGS") {
+		t.Errorf("report of the merged run: no %q or findings in:\n%s", want, rep.stdout)
 	}
 }
 

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"time"
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/hardware"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -52,6 +52,7 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 	if len(run.Ops) > 0 {
 		// analyze.Run fails only on a run it cannot read; this one was just made.
 		m.report, _ = analyze.Run(run, opts)
+		run.Diagnosis = m.report.Diagnosis()
 	}
 	return m
 }
@@ -86,24 +87,11 @@ func embeddedDir(t *target) string {
 	return t.Cluster.Dir()
 }
 
-// reportDiagnosis converts the analyzer's report for the renderers in results, whose
-// types are JSON-identical to analyze's but free of its dependencies.
-func reportDiagnosis(rep analyze.Report) *results.Diagnosis {
-	b, err := json.Marshal(rep)
-	if err != nil {
-		return nil
-	}
-	var d results.Diagnosis
-	if json.Unmarshal(b, &d) != nil {
-		return nil
-	}
-	return &d
-}
-
-// writeReport writes the report and plots to dir, when one is named.
-func writeReport(dir string, run *results.Run, rep analyze.Report) error {
+// writeReport writes the report and plots of run, with the diagnosis it stores,
+// to dir, when one is named.
+func writeReport(dir string, run *results.Run) error {
 	if dir == "" {
 		return nil
 	}
-	return results.WriteReport(dir, run, reportDiagnosis(rep))
+	return report.WriteReport(dir, run, run.Diagnosis)
 }

@@ -80,12 +80,14 @@ func (a *app) merge(paths []string, out string) error {
 		// same second, have that name.
 		out = results.DefaultPath(a.resultsDir, merged.Command+" merged", merged.StartedAt)
 	}
-	if err := results.WriteFile(out, merged); err != nil {
-		return err
-	}
-	// Graded as bench grades its run, on the merged load and the merged scrapes.
+	// Graded as bench grades its run, on the merged load and the merged scrapes;
+	// the merged file keeps that diagnosis, not any worker's.
 	rep, err := analyze.Run(merged, analyze.Options{})
 	if err != nil {
+		return err
+	}
+	merged.Diagnosis = rep.Diagnosis()
+	if err := results.WriteFile(out, merged); err != nil {
 		return err
 	}
 	if err := a.printBench(merged, out, &rep); err != nil {

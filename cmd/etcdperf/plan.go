@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -295,14 +295,11 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 		keep = good
 	}
 	run := keep.lr.run
+	run.Diagnosis = &finding.Diagnosis{Verdict: &out.Verdict, Findings: out.Findings, Curve: out.Curve}
 	path, werr := a.writeRun(run)
 	out.RunFile = path
 	if pf.report != "" {
-		diag, err := diagnosisOf(out)
-		if err != nil {
-			return err
-		}
-		if err := results.WriteReport(pf.report, run, diag); err != nil {
+		if err := writeReport(pf.report, run); err != nil {
 			return err
 		}
 		out.Report = pf.report
@@ -318,15 +315,15 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 
 // planJSON is plan's -w json object.
 type planJSON struct {
-	Verdict  analyze.Verdict   `json:"verdict"`
-	Findings []analyze.Finding `json:"findings"`
+	Verdict  finding.Verdict   `json:"verdict"`
+	Findings []finding.Finding `json:"findings"`
 	Knee     *kneeJSON         `json:"knee"`
 	// Headroom is knee / expected - 1; null without --expected-rps or a knee.
 	Headroom    *float64       `json:"headroom"`
 	ExpectedRPS float64        `json:"expected_rps,omitempty"`
 	SLO         []sloTarget    `json:"slo"`
 	Steps       []*planStep    `json:"steps"`
-	Curve       *results.Curve `json:"curve"`
+	Curve       *finding.Curve `json:"curve"`
 	Profile     profileJSON    `json:"profile"`
 	RunFile     string         `json:"run_file"`
 	Report      string         `json:"report,omitempty"`
@@ -344,7 +341,7 @@ type kneeJSON struct {
 func planResult(p *profiles.Profile, pf *planFlags, slo []sloTarget, steps []*planStep, good, bad *planStep) planJSON {
 	out := planJSON{SLO: slo, Steps: steps, ExpectedRPS: pf.expected, Profile: profileSummary(p)}
 	out.Profile.DurationS = pf.stepDuration.Seconds()
-	v := analyze.Verdict{Status: analyze.StatusPass, Bottleneck: analyze.BottleneckNone}
+	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
 	// The diagnosis comes from the step that broke: what ran out just past the knee.
 	diag := bad
 	if diag == nil {
@@ -352,11 +349,11 @@ func planResult(p *profiles.Profile, pf *planFlags, slo []sloTarget, steps []*pl
 	}
 	out.Findings = diag.lr.report.Findings
 	if out.Findings == nil {
-		out.Findings = []analyze.Finding{}
+		out.Findings = []finding.Finding{}
 	}
 	sorted := append([]*planStep(nil), steps...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].OfferedRPS < sorted[j].OfferedRPS })
-	out.Curve = &results.Curve{Op: "all paced ops", Knee: -1}
+	out.Curve = &finding.Curve{Op: "all paced ops", Knee: -1}
 	if len(slo) > 0 {
 		for _, t := range slo {
 			if t.Name == "p99" {
@@ -365,14 +362,14 @@ func planResult(p *profiles.Profile, pf *planFlags, slo []sloTarget, steps []*pl
 		}
 	}
 	for i, s := range sorted {
-		out.Curve.Points = append(out.Curve.Points, results.CurvePoint{ThroughputRPS: s.ThroughputRPS, P99Ms: s.P99Ms})
+		out.Curve.Points = append(out.Curve.Points, finding.CurvePoint{ThroughputRPS: s.ThroughputRPS, P99Ms: s.P99Ms})
 		if s == good {
 			out.Curve.Knee = i
 		}
 	}
 	var parts []string
 	if good == nil {
-		v.Status = analyze.StatusFail
+		v.Status = finding.StatusFail
 		parts = append(parts, fmt.Sprintf("fail: even the first step (%.0f req/s) broke: %s", steps[0].OfferedRPS, steps[0].Broke))
 	} else {
 		out.Knee = &kneeJSON{ThroughputRPS: good.ThroughputRPS, OfferedRPS: good.OfferedRPS, P99Ms: good.P99Ms, ReachedMaxRate: bad == nil}
@@ -386,7 +383,7 @@ func planResult(p *profiles.Profile, pf *planFlags, slo []sloTarget, steps []*pl
 			out.Headroom = &h
 			parts = append(parts, fmt.Sprintf("headroom %+.0f%% over the expected %g req/s", h*100, pf.expected))
 			if h < 0 {
-				v.Status = analyze.StatusFail
+				v.Status = finding.StatusFail
 			}
 		}
 		parts = append([]string{v.Status + ":"}, parts...)
@@ -406,32 +403,14 @@ func planResult(p *profiles.Profile, pf *planFlags, slo []sloTarget, steps []*pl
 func bottleneckOf(s *planStep) string {
 	b := s.lr.report.Verdict.Bottleneck
 	for _, f := range s.lr.report.Findings {
-		if f.Severity == analyze.Fail && f.Class != analyze.ClassHealth {
+		if f.Severity == finding.Fail && f.Class != finding.ClassHealth {
 			return string(f.Class)
 		}
 	}
 	if b == "" {
-		b = analyze.BottleneckNone
+		b = finding.BottleneckNone
 	}
 	return b
-}
-
-// diagnosisOf converts plan's result for the report renderers: the JSON names of
-// analyze's output and results.Diagnosis are the same by design.
-func diagnosisOf(out planJSON) (*results.Diagnosis, error) {
-	b, err := json.Marshal(struct {
-		Verdict  analyze.Verdict   `json:"verdict"`
-		Findings []analyze.Finding `json:"findings"`
-	}{out.Verdict, out.Findings})
-	if err != nil {
-		return nil, err
-	}
-	var d results.Diagnosis
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, err
-	}
-	d.Curve = out.Curve
-	return &d, nil
 }
 
 func (a *app) printPlan(out planJSON) error {
@@ -470,7 +449,7 @@ func (a *app) printPlan(out planJSON) error {
 	}
 	fmt.Fprintf(w, "%s  bottleneck: %s\n%s\n", strings.ToUpper(out.Verdict.Status), out.Verdict.Bottleneck, out.Verdict.Summary)
 	for _, f := range out.Findings {
-		if f.Severity == analyze.Fail || f.Severity == analyze.Warn {
+		if f.Severity == finding.Fail || f.Severity == finding.Warn {
 			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Class, f.Summary)
 			if f.Advice != "" {
 				fmt.Fprintf(w, "         advice: %s\n", f.Advice)

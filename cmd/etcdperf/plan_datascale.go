@@ -13,6 +13,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/profiles"
 )
@@ -33,8 +34,8 @@ const suggestedMaxDB = 8 << 30
 
 // datascaleJSON is plan --datascale's -w json object.
 type datascaleJSON struct {
-	Verdict   analyze.Verdict   `json:"verdict"`
-	Findings  []analyze.Finding `json:"findings"`
+	Verdict   finding.Verdict   `json:"verdict"`
+	Findings  []finding.Finding `json:"findings"`
 	Datascale datascaleResult   `json:"datascale"`
 }
 
@@ -151,8 +152,8 @@ func (a *app) runDatascale(cmd *cobra.Command, pf *planFlags) error {
 		v := math.Max(0, float64(r.MemoryBytes-after.rss)) / *r.RSSPerKey
 		r.KeysInMemory = &v
 	}
-	out := datascaleJSON{Datascale: r, Findings: []analyze.Finding{},
-		Verdict: analyze.Verdict{Status: analyze.StatusPass, Bottleneck: analyze.BottleneckNone, Summary: datascaleSummary(r)}}
+	out := datascaleJSON{Datascale: r, Findings: []finding.Finding{},
+		Verdict: finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone, Summary: datascaleSummary(r)}}
 	if a.output == "json" {
 		return a.printJSON(out)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/internal/promtest"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -66,7 +67,7 @@ func TestPrometheusMatchesScrapes(t *testing.T) {
 	t.Logf("direct:     %s", direct.Verdict.Summary)
 	t.Logf("prometheus: %s", fromProm.Verdict.Summary)
 
-	byClass := map[analyze.Class]analyze.Finding{}
+	byClass := map[finding.Class]finding.Finding{}
 	for _, f := range fromProm.Findings {
 		byClass[f.Class] = f
 	}

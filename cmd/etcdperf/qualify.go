@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/diskprobe"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/results"
@@ -175,6 +175,8 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 	run.Command = "qualify"
 	run.Host = host
 	run.Disk = []results.DiskResult{disk}
+	run.Diagnosis = last.report.Diagnosis()
+	run.Diagnosis.Verdict = &out.Verdict
 	path, werr := a.writeRun(run)
 	out.RunFile = path
 	if err := a.printQualify(out); err != nil {
@@ -277,7 +279,7 @@ func loadCriteria(lr measured, t hardware.Tier, p99 time.Duration) []qualCriteri
 	need := 0.95 * load.rate
 	var fails []string
 	for _, f := range lr.report.Findings {
-		if f.Severity == analyze.Fail {
+		if f.Severity == finding.Fail {
 			fails = append(fails, string(f.Class))
 		}
 	}
@@ -325,8 +327,8 @@ func allPass(cs []qualCriterion) bool {
 
 // qualifyJSON is qualify's -w json object.
 type qualifyJSON struct {
-	Verdict       analyze.Verdict    `json:"verdict"`
-	Findings      []analyze.Finding  `json:"findings"`
+	Verdict       finding.Verdict    `json:"verdict"`
+	Findings      []finding.Finding  `json:"findings"`
 	QualifiedTier string             `json:"qualified_tier"` // "" when none
 	Tiers         []tierResult       `json:"tiers"`
 	Disk          results.DiskResult `json:"disk"`
@@ -342,30 +344,30 @@ func (q *qualifyJSON) finish(asked string, host *results.Host, disk results.Disk
 	q.Host, q.Disk = host, withoutHists(disk)
 	q.Findings = last.report.Findings
 	if q.Findings == nil {
-		q.Findings = []analyze.Finding{}
+		q.Findings = []finding.Finding{}
 	}
 	q.Ops = []benchOpJSON{}
 	if last.run != nil {
 		q.Ops = newBenchJSON(last.run, "").Ops
 	}
-	q.Verdict = analyze.Verdict{Status: analyze.StatusPass, Bottleneck: analyze.BottleneckNone}
+	q.Verdict = finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
 	if q.QualifiedTier == "" || (asked != "" && q.QualifiedTier != asked) {
-		q.Verdict.Status = analyze.StatusFail
+		q.Verdict.Status = finding.StatusFail
 	}
 	top := q.Tiers[0]
 	var short []string
 	for _, c := range top.Criteria {
 		if !c.Pass {
 			short = append(short, fmt.Sprintf("%s %s (needs %s)", c.Name, c.Observed, c.Required))
-			if q.Verdict.Bottleneck == analyze.BottleneckNone {
+			if q.Verdict.Bottleneck == finding.BottleneckNone {
 				q.Verdict.Bottleneck = criterionClass(c.Name, last)
 			}
 		}
 	}
 	switch {
-	case q.Verdict.Status == analyze.StatusPass && len(short) == 0:
+	case q.Verdict.Status == finding.StatusPass && len(short) == 0:
 		q.Verdict.Summary = fmt.Sprintf("pass: this host qualifies for the %s tier", q.QualifiedTier)
-	case q.Verdict.Status == analyze.StatusPass:
+	case q.Verdict.Status == finding.StatusPass:
 		q.Verdict.Summary = fmt.Sprintf("pass: this host qualifies for the %s tier; not for %s: %s", q.QualifiedTier, top.Tier, strings.Join(short, "; "))
 	case q.QualifiedTier != "":
 		q.Verdict.Summary = fmt.Sprintf("fail: not %s (%s); this host qualifies for %s", top.Tier, strings.Join(short, "; "), q.QualifiedTier)
@@ -378,18 +380,18 @@ func (q *qualifyJSON) finish(asked string, host *results.Host, disk results.Disk
 func criterionClass(name string, last measured) string {
 	switch name {
 	case "CPU":
-		return string(analyze.ClassCPU)
+		return string(finding.ClassCPU)
 	case "memory":
-		return string(analyze.ClassMemory)
+		return string(finding.ClassMemory)
 	case "disk fdatasync p99", "sequential IOPS":
-		return string(analyze.ClassDisk)
+		return string(finding.ClassDisk)
 	}
 	for _, f := range last.report.Findings {
-		if f.Severity == analyze.Fail && f.Class != analyze.ClassHealth {
+		if f.Severity == finding.Fail && f.Class != finding.ClassHealth {
 			return string(f.Class)
 		}
 	}
-	return analyze.BottleneckNone
+	return finding.BottleneckNone
 }
 
 func (a *app) printQualify(q qualifyJSON) error {
@@ -427,7 +429,7 @@ func (a *app) printQualify(q qualifyJSON) error {
 	}
 	fmt.Fprintf(w, "\nqualifies for: %s\n%s  %s\n", tier, strings.ToUpper(q.Verdict.Status), q.Verdict.Summary)
 	for _, f := range q.Findings {
-		if f.Severity == analyze.Fail || f.Severity == analyze.Warn {
+		if f.Severity == finding.Fail || f.Severity == finding.Warn {
 			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Class, f.Summary)
 		}
 	}

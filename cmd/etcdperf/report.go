@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -39,20 +38,21 @@ Exit 0 rendered, 2 could not read the run file or write the plots.`,
 			if !cmd.Flags().Changed("format") && a.output == "json" {
 				format = "json"
 			}
-			if !slices.Contains(results.ReportFormats, format) {
-				return usageErr(fmt.Errorf("--format %q: must be one of %s", format, strings.Join(results.ReportFormats, ", ")))
+			if !slices.Contains(report.ReportFormats, format) {
+				return usageErr(fmt.Errorf("--format %q: must be one of %s", format, strings.Join(report.ReportFormats, ", ")))
 			}
 			run, err := results.ReadFile(args[0])
 			if err != nil {
 				return err
 			}
-			var diag *results.Diagnosis
+			// The diagnosis the run file stores, unless another is given.
+			diag := run.Diagnosis
 			if analysis != "" {
-				if diag, err = readDiagnosis(analysis); err != nil {
+				if diag, err = report.ReadDiagnosis(analysis); err != nil {
 					return err
 				}
 			}
-			r, err := results.NewReport(run, diag)
+			r, err := report.NewReport(run, diag)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
@@ -65,21 +65,8 @@ Exit 0 rendered, 2 could not read the run file or write the plots.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&format, "format", "text", "output format: "+strings.Join(results.ReportFormats, ", "))
+	f.StringVar(&format, "format", "text", "output format: "+strings.Join(report.ReportFormats, ", "))
 	f.StringVar(&plotsDir, "plots", "", "folder to write PNG and SVG plots into (created if needed)")
 	f.StringVar(&analysis, "analysis", "", "JSON output of analyze, check, qualify or plan (-w json) to show its verdict, findings, budget and grade")
 	return cmd
-}
-
-// readDiagnosis reads the -w json output of an analyzing command.
-func readDiagnosis(path string) (*results.Diagnosis, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read analysis: %w", err)
-	}
-	var d results.Diagnosis
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("read analysis %s: not the JSON of analyze -w json: %w", path, err)
-	}
-	return &d, nil
 }

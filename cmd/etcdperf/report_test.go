@@ -11,14 +11,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/results"
 )
 
-// fixture returns the absolute path of a file of the results package's test fixture:
+// fixture returns the absolute path of a file of the report package's test fixture:
 // a synthetic, deterministic run (put and range, a stall, disk probes, real-shaped
-// scrapes) and its diagnosis, kept in step by results' TestFixtureFiles.
+// scrapes) and its diagnosis, kept in step by report's TestFixtureFiles.
 func fixture(t *testing.T, name string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "results", "testdata", name))
+	p, err := filepath.Abs(filepath.Join("..", "..", "report", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +61,32 @@ func TestReportFormats(t *testing.T) {
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != ExitOK || out.Command != "bench mixed" || len(out.Ops) != 2 {
 			t.Errorf("%v: exit %d, %v, %+v", args, r.code, err, out)
+		}
+	}
+}
+
+// A run file that stores its diagnosis reports it without --analysis.
+func TestReportStoredDiagnosis(t *testing.T) {
+	run, err := results.ReadFile(fixture(t, "run-fixture.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Diagnosis, err = report.ReadDiagnosis(fixture(t, "diagnosis-fixture.json")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "run.json")
+	if err := results.WriteFile(path, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "html"} {
+		r := runBin(t, nil, "report", path, "--format", format)
+		if r.code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", format, r.code, r.stderr)
+		}
+		for _, w := range []string{"FAIL", "bottleneck: disk", "wal fsync"} {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("%s: no %q in the report of a run file that stores its diagnosis", format, w)
+			}
 		}
 	}
 }

@@ -1,8 +1,11 @@
-package results
+package report
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // The renderers share one document model, built once from a Report: sections of
@@ -123,7 +126,7 @@ func (r *Report) opsSection() section {
 		ops.Rows = append(ops.Rows, []string{o.Op, fmt.Sprint(o.Requests), fmt.Sprint(o.Errors), rps(o.ThroughputRPS), target, fmt.Sprint(o.LateStarts)})
 		for _, x := range []struct {
 			name string
-			s    Summary
+			s    results.Summary
 		}{{"response", o.Latency}, {"service", o.Service}} {
 			lat.Rows = append(lat.Rows, []string{o.Op, x.name, ms(x.s.Mean), ms(x.s.Stddev), ms(x.s.P50), ms(x.s.P90), ms(x.s.P99), ms(x.s.P999), ms(x.s.Max)})
 		}
@@ -143,7 +146,7 @@ func (r *Report) opsSection() section {
 	return s
 }
 
-func evidenceTable(ev []Evidence) *table {
+func evidenceTable(ev []finding.Evidence) *table {
 	t := &table{Head: []string{"signal", "member", "observed", "threshold", "source"}}
 	for _, e := range ev {
 		t.Rows = append(t.Rows, []string{e.Signal, e.Member, e.Observed, e.Threshold, e.Source})
@@ -156,7 +159,7 @@ func (r *Report) diagnosisSections() []section {
 	if len(r.Findings) > 0 {
 		s := section{Title: "Findings"}
 		for _, f := range r.Findings {
-			s.Blocks = append(s.Blocks, block{Text: fmt.Sprintf("%s %s: %s", strings.ToUpper(f.Severity), f.Class, f.Summary), Grade: f.Severity})
+			s.Blocks = append(s.Blocks, block{Text: fmt.Sprintf("%s %s: %s", strings.ToUpper(string(f.Severity)), f.Class, f.Summary), Grade: string(f.Severity)})
 			if len(f.Evidence) > 0 {
 				s.Blocks = append(s.Blocks, block{Table: evidenceTable(f.Evidence)})
 			}

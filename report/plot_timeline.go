@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -9,13 +9,16 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // timelineFigure stacks, on one time axis (seconds from the start of the measured
 // window): response-time percentiles per second, throughput per second, and the
 // members' WAL fsync and backend commit p99 per scrape interval, so that a latency
 // spike lines up with the server-side stall that caused it.
-func timelineFigure(run *Run) (Figure, bool, error) {
+func timelineFigure(run *results.Run) (Figure, bool, error) {
 	t0 := time.Time{}
 	for _, op := range run.Ops {
 		for _, iv := range op.Intervals {
@@ -24,7 +27,7 @@ func timelineFigure(run *Run) (Figure, bool, error) {
 			}
 		}
 	}
-	server := serverP99Series(run.Scrapes, walFsyncFamily, backendCommitFamily)
+	server := analyze.IntervalQuantiles(run.Scrapes, 0.99, analyze.MetricWALFsync, analyze.MetricBackendCommit)
 	if t0.IsZero() {
 		if len(server) == 0 {
 			return Figure{}, false, nil
@@ -113,12 +116,13 @@ func timelineFigure(run *Run) (Figure, bool, error) {
 			var xys plotter.XYs
 			for _, pt := range s.Points {
 				// The p99 holds for the whole interval between two scrapes: draw it as a step.
-				xys = append(xys, plotter.XY{X: sec(pt.From), Y: pt.P99Ms}, plotter.XY{X: sec(pt.To), Y: pt.P99Ms})
+				ms := pt.Value * 1000
+				xys = append(xys, plotter.XY{X: sec(pt.From), Y: ms}, plotter.XY{X: sec(pt.To), Y: ms})
 				extend(sec(pt.From))
 				extend(sec(pt.To))
 			}
 			name, dashes := s.Member+" WAL fsync", []vg.Length(nil)
-			if s.Family == backendCommitFamily {
+			if s.Metric == analyze.MetricBackendCommit {
 				name, dashes = s.Member+" backend commit", dashed
 			}
 			if err := addLine(srv, name, xys, seriesColor(members[s.Member]+len(run.Ops)), vg.Points(2), dashes); err != nil {

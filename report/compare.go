@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // ErrNotComparable says two runs measured different things (command or ops).
@@ -88,18 +90,18 @@ var compareMetrics = []struct {
 
 // Compare compares run b against the baseline a, op by op. The runs must come
 // from the same command with the same ops; otherwise the error wraps ErrNotComparable.
-func Compare(a, b *Run, opts CompareOptions) (*Comparison, error) {
+func Compare(a, b *results.Run, opts CompareOptions) (*Comparison, error) {
 	if opts.Alpha == 0 {
 		opts.Alpha = 0.01
 	}
-	opsA, opsB := opNames(a), opNames(b)
+	opsA, opsB := a.OpNames(), b.OpNames()
 	if a.Command != b.Command || !slices.Equal(opsA, opsB) {
 		return nil, fmt.Errorf("%w: A is %q with ops [%s], B is %q with ops [%s]; compare runs of the same command and ops",
 			ErrNotComparable, a.Command, strings.Join(opsA, ","), b.Command, strings.Join(opsB, ","))
 	}
 	c := &Comparison{Command: a.Command, ThresholdPct: opts.ThresholdPct, Alpha: opts.Alpha, Rows: []CompareRow{}}
 	for i := range a.Ops {
-		oa, ob := &a.Ops[i], findOp(b, a.Ops[i].Op)
+		oa, ob := &a.Ops[i], b.FindOp(a.Ops[i].Op)
 		sa, err := perSecond(a, oa)
 		if err != nil {
 			return nil, fmt.Errorf("run A: %w", err)
@@ -144,7 +146,7 @@ func Compare(a, b *Run, opts CompareOptions) (*Comparison, error) {
 	}
 	for _, r := range []struct {
 		name string
-		run  *Run
+		run  *results.Run
 	}{{"A", a}, {"B", b}} {
 		if !r.run.Valid {
 			c.Notes = append(c.Notes, fmt.Sprintf("run %s is invalid (%s): its numbers do not describe the cluster at the intended load", r.name, r.run.InvalidReason))
@@ -156,26 +158,8 @@ func Compare(a, b *Run, opts CompareOptions) (*Comparison, error) {
 	return c, nil
 }
 
-func opNames(r *Run) []string {
-	names := make([]string, len(r.Ops))
-	for i, op := range r.Ops {
-		names[i] = op.Op
-	}
-	slices.Sort(names)
-	return names
-}
-
-func findOp(r *Run, name string) *Op {
-	for i := range r.Ops {
-		if r.Ops[i].Op == name {
-			return &r.Ops[i]
-		}
-	}
-	return nil // not reached: Compare checked the op sets are equal
-}
-
 // wholeWindow is metric k of the op over its whole measured window.
-func wholeWindow(op *Op, k int) float64 {
+func wholeWindow(op *results.Op, k int) float64 {
 	switch compareMetrics[k].name {
 	case "p50":
 		return op.Latency.P50
@@ -205,7 +189,7 @@ func changePct(a, b float64) float64 {
 // Latency percentiles skip seconds without replies. Throughput drops the first
 // and last intervals: they are aligned to wall-clock seconds, so the measured
 // window may cover only part of them.
-func perSecond(run *Run, op *Op) ([][]float64, error) {
+func perSecond(run *results.Run, op *results.Op) ([][]float64, error) {
 	out := make([][]float64, len(compareMetrics))
 	var pcts []float64
 	for _, m := range compareMetrics {

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/etcdperf/etcdperf/results"
 )
 
 func TestMannWhitney(t *testing.T) {
@@ -34,9 +36,9 @@ func TestMannWhitney(t *testing.T) {
 
 // compareRun is a run of put and range whose put latencies are spread over
 // [lo, hi] µs per second and whose put rate is perSec.
-func compareRun(t *testing.T, lo, hi int64, perSec int) *Run {
+func compareRun(t *testing.T, lo, hi int64, perSec int) *results.Run {
 	flat := func(int) float64 { return 1 }
-	return &Run{Version: Version, Command: "bench mixed", Valid: true, DurationS: fixtureSeconds, Ops: []Op{
+	return &results.Run{Version: results.Version, Command: "bench mixed", Valid: true, DurationS: fixtureSeconds, Ops: []results.Op{
 		fixtureOp(t, "put", perSec, lo, hi, 1000, flat),
 		fixtureOp(t, "range", 500, 250, 900, 0, flat),
 	}}
@@ -57,7 +59,7 @@ func TestCompare(t *testing.T) {
 	opts := CompareOptions{ThresholdPct: 10}
 	for _, tc := range []struct {
 		name        string
-		b           *Run
+		b           *results.Run
 		regressions int
 		put, rng    string
 	}{
@@ -110,7 +112,7 @@ func TestCompareNoise(t *testing.T) {
 
 func TestCompareWithoutIntervals(t *testing.T) {
 	a, b := compareRun(t, 700, 2_400, 1000), compareRun(t, 1_400, 4_800, 1000)
-	for _, r := range []*Run{a, b} {
+	for _, r := range []*results.Run{a, b} {
 		for i := range r.Ops {
 			r.Ops[i].Intervals = nil
 		}

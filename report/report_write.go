@@ -1,9 +1,12 @@
-package results
+package report
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // Names of the files WriteReport writes into its folder.
@@ -17,7 +20,7 @@ const (
 // the --report flag of bench, check, qualify and plan: report.txt, report.html
 // (self-contained) and the plots as PNG and SVG under plots/. It returns the first
 // error, naming the file; what was written before it stays.
-func WriteReport(dir string, run *Run, diag *Diagnosis) error {
+func WriteReport(dir string, run *results.Run, diag *finding.Diagnosis) error {
 	r, err := NewReport(run, diag)
 	if err != nil {
 		return err

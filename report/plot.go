@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -13,6 +13,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // Figure is one plot of a run, ready to render as PNG or SVG.
@@ -31,7 +34,7 @@ const PlotDPI = 96
 // Figures returns the plots a run (and its diagnosis, which may be nil) supports:
 // the latency spectrum and the timeline when there are ops, the fdatasync spectrum
 // when there is a disk probe, the capacity curve when the diagnosis carries one.
-func Figures(run *Run, diag *Diagnosis) ([]Figure, error) {
+func Figures(run *results.Run, diag *finding.Diagnosis) ([]Figure, error) {
 	var out []Figure
 	if f, ok, err := spectrumFigure(run); err != nil {
 		return nil, err
@@ -187,7 +190,7 @@ func spectrumPlot(title string, xmax float64) *plot.Plot {
 // spectrumFigure is HdrHistogram's percentile distribution plot: response time
 // (solid) and service time (dashed) of every op on one log-log chart, so the
 // tail and the gap between the two (queueing in the generator) are both visible.
-func spectrumFigure(run *Run) (Figure, bool, error) {
+func spectrumFigure(run *results.Run) (Figure, bool, error) {
 	type pair struct {
 		op       string
 		response *hdr.Histogram
@@ -232,14 +235,14 @@ func spectrumFigure(run *Run) (Figure, bool, error) {
 }
 
 // diskFigure plots each probe's fdatasync spectrum against etcd's 10 ms p99 guideline.
-func diskFigure(run *Run) (Figure, bool, error) {
+func diskFigure(run *results.Run) (Figure, bool, error) {
 	type line struct {
 		name string
 		h    *hdr.Histogram
 	}
 	var lines []line
 	var n int64
-	add := func(name string, x Hist) error {
+	add := func(name string, x results.Hist) error {
 		h, err := x.Decode()
 		if err != nil {
 			return fmt.Errorf("disk probe %s: %w", name, err)

@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"bytes"
@@ -18,7 +18,10 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -71,7 +74,7 @@ func TestReportGolden(t *testing.T) {
 func TestFixtureFiles(t *testing.T) {
 	runPath, diagPath := filepath.Join("testdata", "run-fixture.json"), filepath.Join("testdata", "diagnosis-fixture.json")
 	if *update {
-		if err := WriteFile(runPath, fixtureRun(t)); err != nil {
+		if err := results.WriteFile(runPath, fixtureRun(t)); err != nil {
 			t.Fatal(err)
 		}
 		b, err := json.MarshalIndent(fixtureDiagnosis(), "", "  ")
@@ -82,7 +85,7 @@ func TestFixtureFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run, err := ReadFile(runPath)
+	run, err := results.ReadFile(runPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,14 +93,14 @@ func TestFixtureFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var diag Diagnosis
+	var diag finding.Diagnosis
 	if err := json.Unmarshal(b, &diag); err != nil {
 		t.Fatal(err)
 	}
 	var fromFiles, fromFixture bytes.Buffer
 	for buf, in := range map[*bytes.Buffer]struct {
-		run  *Run
-		diag *Diagnosis
+		run  *results.Run
+		diag *finding.Diagnosis
 	}{&fromFiles: {run, &diag}, &fromFixture: {fixtureRun(t), fixtureDiagnosis()}} {
 		r, err := NewReport(in.run, in.diag)
 		if err != nil {
@@ -108,7 +111,7 @@ func TestFixtureFiles(t *testing.T) {
 		}
 	}
 	if fromFiles.String() != fromFixture.String() {
-		t.Error("testdata fixture files are stale: run go test ./results -run TestFixtureFiles -update")
+		t.Error("testdata fixture files are stale: run go test ./report -run TestFixtureFiles -update")
 	}
 }
 
@@ -144,7 +147,7 @@ func TestDiagnosisDecodesAnalyzerJSON(t *testing.T) {
 	"budget":{"op":"put","client_p50_ms":1.5,"client_p99_ms":null,"parts":[{"component":"wal fsync","p50_ms":0.5,"p99_ms":null,"source":"x"}],"note":"n"},
 	"hardware":{"host_tier":"small","workload_tier":"small","workload":{"rps":150},"summary":"ok","source":"hw"},
 	"notes":["n1"]}`
-	var d Diagnosis
+	var d finding.Diagnosis
 	dec := json.NewDecoder(strings.NewReader(in))
 	if err := dec.Decode(&d); err != nil {
 		t.Fatal(err)
@@ -203,16 +206,16 @@ func TestFigures(t *testing.T) {
 }
 
 func TestFiguresEmptyRun(t *testing.T) {
-	figs, err := Figures(&Run{Version: Version, Command: "bench put"}, nil)
+	figs, err := Figures(&results.Run{Version: results.Version, Command: "bench put"}, nil)
 	if err != nil || len(figs) != 0 {
 		t.Errorf("empty run: %d figures, err %v", len(figs), err)
 	}
-	disk := &Run{Version: Version, Command: "disk", Disk: fixtureDisk(t)}
+	disk := &results.Run{Version: results.Version, Command: "disk", Disk: fixtureDisk(t)}
 	figs, err = Figures(disk, nil)
 	if err != nil || len(figs) != 1 || figs[0].Name != "disk" {
 		t.Errorf("disk run: %d figures, err %v", len(figs), err)
 	}
-	if _, err := Figures(&Run{Ops: []Op{{Op: "put", ResponseHist: "!!"}}}, nil); err == nil {
+	if _, err := Figures(&results.Run{Ops: []results.Op{{Op: "put", ResponseHist: "!!"}}}, nil); err == nil {
 		t.Error("corrupt histogram: want an error")
 	}
 }
@@ -268,46 +271,20 @@ func TestWritePlotsUnwritable(t *testing.T) {
 	}
 }
 
-func TestDeltaQuantile(t *testing.T) {
-	bounds := []float64{0.001, 0.002, 0.004, 0.008}
-	snap := func(total float64, counts ...float64) histSnapshot {
-		return histSnapshot{Bounds: bounds, Counts: counts, Total: total}
-	}
-	zero := snap(0, 0, 0, 0, 0)
-	for _, tc := range []struct {
-		name string
-		a, b histSnapshot
-		q    float64
-		want float64
-		ok   bool
-	}{
-		{"all in first bucket interpolates from 0", zero, snap(100, 100, 100, 100, 100), 0.5, 0.0005, true},
-		{"rank in third bucket", zero, snap(100, 10, 20, 100, 100), 0.99, 0.002 + 0.002*(99-20)/80, true},
-		{"delta, not totals", snap(100, 100, 100, 100, 100), snap(200, 100, 100, 200, 200), 0.5, 0.002 + 0.002*50/100, true},
-		{"rank in +Inf answers the last bound", zero, snap(100, 0, 0, 0, 50), 0.99, 0.008, true},
-		{"nothing observed", snap(5, 5, 5, 5, 5), snap(5, 5, 5, 5, 5), 0.99, 0, false},
-		{"counter reset", snap(100, 100, 100, 100, 100), snap(10, 10, 10, 10, 10), 0.99, 0, false},
-		{"bounds differ", zero, histSnapshot{Bounds: []float64{1, 2, 3, 4}, Counts: []float64{1, 1, 1, 1}, Total: 1}, 0.5, 0, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := deltaQuantile(tc.a, tc.b, tc.q)
-			if ok != tc.ok || (ok && (got < tc.want-1e-12 || got > tc.want+1e-12)) {
-				t.Errorf("got %v %v, want %v %v", got, ok, tc.want, tc.ok)
-			}
-		})
-	}
-}
-
 func TestServerSeriesFixture(t *testing.T) {
-	series := serverP99Series(fixtureScrapes(t), walFsyncFamily, backendCommitFamily)
-	if len(series) != 2 || series[0].Family != walFsyncFamily || series[1].Family != backendCommitFamily {
+	series := analyze.IntervalQuantiles(fixtureScrapes(t), 0.99, analyze.MetricWALFsync, analyze.MetricBackendCommit)
+	if len(series) != 2 || series[0].Metric != analyze.MetricWALFsync || series[1].Metric != analyze.MetricBackendCommit {
 		t.Fatalf("series %+v", series)
 	}
 	wal := series[0].Points
 	if len(wal) != 6 {
 		t.Fatalf("%d WAL points, want 6 (7 good scrapes)", len(wal))
 	}
-	for i, p := range wal {
+	for i, pt := range wal {
+		p := struct {
+			To    time.Time
+			P99Ms float64
+		}{pt.To, pt.Value * 1000}
 		stall := p.To.Equal(fixtureStart.Add(16*time.Second + 250*time.Millisecond))
 		if stall && (p.P99Ms < 64 || p.P99Ms > 128) {
 			t.Errorf("stall interval p99 %.1f ms, want in the 64-128 ms bucket", p.P99Ms)
@@ -330,7 +307,7 @@ func TestServerSeriesLiveEtcd(t *testing.T) {
 	}
 	defer c.Close()
 	ep := c.Endpoints()[0]
-	scrape := func() Scrape {
+	scrape := func() results.Scrape {
 		resp, err := http.Get(ep + "/metrics")
 		if err != nil {
 			t.Fatal(err)
@@ -340,7 +317,7 @@ func TestServerSeriesLiveEtcd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return Scrape{Member: "m0", Time: time.Now().UTC().Format(time.RFC3339Nano), Text: string(b)}
+		return results.Scrape{Member: "m0", Time: time.Now().UTC().Format(time.RFC3339Nano), Text: string(b)}
 	}
 	before := scrape()
 	for i := range 20 {
@@ -353,11 +330,11 @@ func TestServerSeriesLiveEtcd(t *testing.T) {
 		resp.Body.Close()
 	}
 	after := scrape()
-	series := serverP99Series([]Scrape{before, after}, walFsyncFamily, backendCommitFamily)
-	if len(series) == 0 || series[0].Family != walFsyncFamily {
+	series := analyze.IntervalQuantiles([]results.Scrape{before, after}, 0.99, analyze.MetricWALFsync, analyze.MetricBackendCommit)
+	if len(series) == 0 || series[0].Metric != analyze.MetricWALFsync {
 		t.Fatalf("no WAL fsync series from a live etcd: %+v", series)
 	}
-	if p := series[0].Points[0].P99Ms; p <= 0 || p > 8192 {
+	if p := series[0].Points[0].Value * 1000; p <= 0 || p > 8192 {
 		t.Errorf("live WAL fsync p99 %.3f ms out of etcd's bucket range", p)
 	}
 }
@@ -365,14 +342,14 @@ func TestServerSeriesLiveEtcd(t *testing.T) {
 func TestFindKnee(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		pts  []CurvePoint
+		pts  []finding.CurvePoint
 		want int
 	}{
-		{"hockey stick", []CurvePoint{{100, 1}, {200, 1.1}, {400, 1.3}, {800, 2}, {900, 9}, {950, 40}}, 3},
-		{"straight line has none", []CurvePoint{{100, 1}, {200, 2}, {300, 3}, {400, 4}}, -1},
-		{"too few points", []CurvePoint{{100, 1}, {200, 50}}, -1},
-		{"flat latency has none", []CurvePoint{{100, 1}, {200, 1}, {300, 1}}, -1},
-		{"fold back past saturation", []CurvePoint{{100, 1}, {500, 1.2}, {1000, 2}, {900, 30}, {700, 80}}, 2},
+		{"hockey stick", []finding.CurvePoint{{ThroughputRPS: 100, P99Ms: 1}, {ThroughputRPS: 200, P99Ms: 1.1}, {ThroughputRPS: 400, P99Ms: 1.3}, {ThroughputRPS: 800, P99Ms: 2}, {ThroughputRPS: 900, P99Ms: 9}, {ThroughputRPS: 950, P99Ms: 40}}, 3},
+		{"straight line has none", []finding.CurvePoint{{ThroughputRPS: 100, P99Ms: 1}, {ThroughputRPS: 200, P99Ms: 2}, {ThroughputRPS: 300, P99Ms: 3}, {ThroughputRPS: 400, P99Ms: 4}}, -1},
+		{"too few points", []finding.CurvePoint{{ThroughputRPS: 100, P99Ms: 1}, {ThroughputRPS: 200, P99Ms: 50}}, -1},
+		{"flat latency has none", []finding.CurvePoint{{ThroughputRPS: 100, P99Ms: 1}, {ThroughputRPS: 200, P99Ms: 1}, {ThroughputRPS: 300, P99Ms: 1}}, -1},
+		{"fold back past saturation", []finding.CurvePoint{{ThroughputRPS: 100, P99Ms: 1}, {ThroughputRPS: 500, P99Ms: 1.2}, {ThroughputRPS: 1000, P99Ms: 2}, {ThroughputRPS: 900, P99Ms: 30}, {ThroughputRPS: 700, P99Ms: 80}}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := FindKnee(tc.pts); got != tc.want {

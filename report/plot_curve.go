@@ -1,4 +1,4 @@
-package results
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // kneeMargin is how far (in units of the normalised axes) a point must sit below
@@ -20,7 +22,7 @@ const kneeMargin = 0.1
 // throughput for the least latency before latency takes off. Points are taken in
 // load-step order, so a curve that folds back (throughput falling past saturation)
 // is handled.
-func FindKnee(points []CurvePoint) int {
+func FindKnee(points []finding.CurvePoint) int {
 	if len(points) < 3 {
 		return -1
 	}
@@ -45,7 +47,7 @@ func FindKnee(points []CurvePoint) int {
 
 // curveFigure plots p99 against throughput, one point per load step, with the knee
 // ringed and the SLO drawn when known.
-func curveFigure(c *Curve) (Figure, error) {
+func curveFigure(c *finding.Curve) (Figure, error) {
 	title := "Latency versus throughput"
 	if c.Op != "" {
 		title += " (" + c.Op + ")"

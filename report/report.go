@@ -1,4 +1,8 @@
-package results
+// Package report renders run files for people: text, Markdown, self-contained
+// HTML and JSON, with plots (latency spectrum, timeline, disk probe, plan curve), and
+// compares two runs against their run-to-run noise. It sits above analyze and reads
+// the diagnosis (package finding) a run file stores or an analysis names.
+package report
 
 import (
 	"bytes"
@@ -8,120 +12,33 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/results"
 )
-
-// Diagnosis is what the analyzer concluded about a run: the verdict, the findings
-// behind it, the latency budget and the hardware grade, plus plan's
-// latency-versus-throughput curve. Every part is optional; the renderers show what
-// is there. The JSON names are those of the analyze/check/qualify/plan output
-// (package analyze's Report), so that output decodes straight into a Diagnosis.
-type Diagnosis struct {
-	Verdict  *Verdict       `json:"verdict,omitempty"`
-	Findings []Finding      `json:"findings,omitempty"`
-	Budget   *Budget        `json:"budget,omitempty"`
-	Hardware *HardwareGrade `json:"hardware,omitempty"`
-	Curve    *Curve         `json:"curve,omitempty"`
-	// Notes are what the analysis could not use (failed scrapes, unparseable text).
-	Notes []string `json:"notes,omitempty"`
-}
-
-// Verdict is the one-line answer: pass, fail or invalid, and the primary bottleneck.
-type Verdict struct {
-	Status     string `json:"status"`     // pass | fail | invalid
-	Bottleneck string `json:"bottleneck"` // none | disk | network | memory | cpu | client | value-size | range-size
-	// Ranked lists the failing classes, primary first, then the warning ones.
-	Ranked  []string `json:"ranked,omitempty"`
-	Summary string   `json:"summary"`
-}
-
-// Finding grades one class (disk, network, ...) with the evidence behind the grade.
-type Finding struct {
-	Class    string     `json:"class"`
-	Severity string     `json:"severity"` // ok | warn | fail | unknown
-	Summary  string     `json:"summary"`
-	Evidence []Evidence `json:"evidence,omitempty"`
-	Advice   string     `json:"advice,omitempty"`
-}
-
-// Evidence is one graded signal: what was observed, against which threshold, and
-// where that threshold comes from.
-type Evidence struct {
-	Signal    string `json:"signal"`
-	Member    string `json:"member,omitempty"`
-	Observed  string `json:"observed"`
-	Threshold string `json:"threshold"`
-	Source    string `json:"source"`
-	Severity  string `json:"severity,omitempty"`
-}
-
-// Budget splits client-observed latency into where the time went. Nil values are unknown.
-type Budget struct {
-	Op          string       `json:"op,omitempty"`
-	ClientP50Ms *float64     `json:"client_p50_ms"`
-	ClientP99Ms *float64     `json:"client_p99_ms"`
-	Parts       []BudgetPart `json:"parts"`
-	Note        string       `json:"note,omitempty"`
-}
-
-// BudgetPart is one component of the budget: network to leader, WAL fsync,
-// replication, apply/backend or the unexplained rest.
-type BudgetPart struct {
-	Component string   `json:"component"`
-	P50Ms     *float64 `json:"p50_ms"`
-	P99Ms     *float64 `json:"p99_ms"`
-	// Source says which metric delta the part was computed from.
-	Source string `json:"source,omitempty"`
-}
-
-// HardwareGrade is how the host compares with the tier of etcd's hardware guide
-// that the workload needs.
-type HardwareGrade struct {
-	HostTier     string `json:"host_tier"`
-	WorkloadTier string `json:"workload_tier"`
-	// Shortfalls list what the host lacks for the workload's tier.
-	Shortfalls []string `json:"shortfalls,omitempty"`
-	Summary    string   `json:"summary"`
-	Source     string   `json:"source,omitempty"`
-}
-
-// Curve is plan's latency-versus-throughput curve: one point per load step.
-type Curve struct {
-	Op     string       `json:"op"`
-	Points []CurvePoint `json:"points"`
-	// Knee is the index in Points of the knee; -1 when there is none. See FindKnee.
-	Knee int `json:"knee"`
-	// SLOMs is the p99 latency objective the plan was made for; 0 when none was given.
-	SLOMs float64 `json:"slo_ms,omitempty"`
-}
-
-// CurvePoint is one load step: achieved throughput and p99 response time.
-type CurvePoint struct {
-	ThroughputRPS float64 `json:"throughput_rps"`
-	P99Ms         float64 `json:"p99_ms"`
-}
 
 // Report is what every rendering shows, and the JSON rendering itself: the run's
 // summary (histograms digested, not copied) and the diagnosis, when there is one.
 type Report struct {
-	Command       string    `json:"command"`
-	StartedAt     time.Time `json:"started_at"`
-	WarmupS       float64   `json:"warmup_s"`
-	DurationS     float64   `json:"duration_s"`
-	Target        Target    `json:"target"`
-	Valid         bool      `json:"valid"`
-	InvalidReason string    `json:"invalid_reason,omitempty"`
-	Interrupted   bool      `json:"interrupted,omitempty"`
-	Error         string    `json:"error,omitempty"`
+	Command       string         `json:"command"`
+	StartedAt     time.Time      `json:"started_at"`
+	WarmupS       float64        `json:"warmup_s"`
+	DurationS     float64        `json:"duration_s"`
+	Target        results.Target `json:"target"`
+	Valid         bool           `json:"valid"`
+	InvalidReason string         `json:"invalid_reason,omitempty"`
+	Interrupted   bool           `json:"interrupted,omitempty"`
+	Error         string         `json:"error,omitempty"`
 
-	Ops    []OpSummary   `json:"ops"`
-	Client Client        `json:"client"`
-	Disk   []DiskSummary `json:"disk,omitempty"`
-	Host   *Host         `json:"host,omitempty"`
+	Ops    []OpSummary    `json:"ops"`
+	Client results.Client `json:"client"`
+	Disk   []DiskSummary  `json:"disk,omitempty"`
+	Host   *results.Host  `json:"host,omitempty"`
 	// Scrapes counts the /metrics scrapes the run holds, and Members the members they came from.
 	Scrapes int `json:"scrapes"`
 	Members int `json:"scraped_members"`
 
-	*Diagnosis
+	*finding.Diagnosis
 
 	// Plots are the plot files written by WritePlots (PNG and SVG), when any.
 	Plots []string `json:"plots,omitempty"`
@@ -141,8 +58,8 @@ type OpSummary struct {
 	ThroughputRPS float64          `json:"throughput_rps"`
 	TargetRPS     float64          `json:"target_rps"`
 	LateStarts    int64            `json:"late_starts"`
-	Latency       Summary          `json:"latency_ms"`
-	Service       Summary          `json:"service_ms"`
+	Latency       results.Summary  `json:"latency_ms"`
+	Service       results.Summary  `json:"service_ms"`
 	Events        int64            `json:"events,omitempty"`
 	Watchers      int              `json:"watchers,omitempty"`
 	MissedEvents  int64            `json:"missed_events,omitempty"`
@@ -150,21 +67,21 @@ type OpSummary struct {
 
 // DiskSummary is one disk probe of the report.
 type DiskSummary struct {
-	Pattern     string   `json:"pattern"`
-	Dir         string   `json:"dir"`
-	BlockSize   int      `json:"block_size"`
-	IOPS        float64  `json:"iops"`
-	MBPerS      float64  `json:"mb_per_s"`
-	Fdatasync   Summary  `json:"fdatasync_ms"`
-	Commit      *Summary `json:"commit_ms,omitempty"`
-	Grade       string   `json:"grade"`
-	GradeReason string   `json:"grade_reason,omitempty"`
-	FioCommand  string   `json:"fio_command,omitempty"`
+	Pattern     string           `json:"pattern"`
+	Dir         string           `json:"dir"`
+	BlockSize   int              `json:"block_size"`
+	IOPS        float64          `json:"iops"`
+	MBPerS      float64          `json:"mb_per_s"`
+	Fdatasync   results.Summary  `json:"fdatasync_ms"`
+	Commit      *results.Summary `json:"commit_ms,omitempty"`
+	Grade       string           `json:"grade"`
+	GradeReason string           `json:"grade_reason,omitempty"`
+	FioCommand  string           `json:"fio_command,omitempty"`
 }
 
 // NewReport digests run and diag (which may be nil) into a Report and prepares its
 // plots. It fails only on histograms that do not decode.
-func NewReport(run *Run, diag *Diagnosis) (*Report, error) {
+func NewReport(run *results.Run, diag *finding.Diagnosis) (*Report, error) {
 	figs, err := Figures(run, diag)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
@@ -248,7 +165,7 @@ func (r *Report) png(f Figure) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func diskSummary(d DiskResult) DiskSummary {
+func diskSummary(d results.DiskResult) DiskSummary {
 	return DiskSummary{
 		Pattern: d.Pattern, Dir: d.Dir, BlockSize: d.BlockSize, IOPS: d.IOPS, MBPerS: d.MBPerS,
 		Fdatasync: d.Fdatasync, Commit: d.Commit, Grade: d.Grade, GradeReason: d.GradeReason,

@@ -1,0 +1,31 @@
+package finding
+
+// Budget splits client-observed latency into where the time went, from the server's
+// metric deltas over the run window.
+type Budget struct {
+	// Op is the operation the budget is for: the run's busiest write op, else its busiest op.
+	Op string `json:"op,omitempty"`
+	// ClientP50Ms and ClientP99Ms are the client-observed service times; nil without a run.
+	ClientP50Ms *float64     `json:"client_p50_ms"`
+	ClientP99Ms *float64     `json:"client_p99_ms"`
+	Parts       []BudgetPart `json:"parts"`
+	Note        string       `json:"note"`
+}
+
+// BudgetPart is one component; nil values are unknown.
+type BudgetPart struct {
+	Component string   `json:"component"`
+	P50Ms     *float64 `json:"p50_ms"`
+	P99Ms     *float64 `json:"p99_ms"`
+	// Source says which metric delta the part was computed from.
+	Source string `json:"source"`
+}
+
+// Budget components.
+const (
+	PartNetwork     = "network to leader"
+	PartWAL         = "wal fsync"
+	PartReplication = "replication"
+	PartApply       = "apply/backend"
+	PartRest        = "unexplained"
+)

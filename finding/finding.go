@@ -1,0 +1,89 @@
+// Package finding holds the one family of diagnosis types every other package
+// speaks: severities, classes, graded evidence, findings, the verdict, the latency
+// budget and the hardware grade. It is a leaf: it imports nothing of the project,
+// so the analyzer, inspect, hardware, the run file and the renderers can all use
+// the same values without converting them.
+package finding
+
+// Severity grades a signal or a class.
+type Severity string
+
+// Severities. Unknown means "not measured" and is never read as ok.
+const (
+	OK      Severity = "ok"
+	Warn    Severity = "warn"
+	Fail    Severity = "fail"
+	Unknown Severity = "unknown"
+)
+
+// Rank orders severities for picking the worst: fail > warn > ok > unknown.
+// (Whether an unknown makes a whole class unknown is the analyzer's call.)
+func (s Severity) Rank() int {
+	switch s {
+	case Fail:
+		return 3
+	case Warn:
+		return 2
+	case OK:
+		return 1
+	}
+	return 0
+}
+
+// Bad reports whether s is warn or fail: a grade that needs the reader's attention.
+func (s Severity) Bad() bool { return s == Warn || s == Fail }
+
+// Worst is the more severe of a and b by Rank (a on a tie).
+func Worst(a, b Severity) Severity {
+	if b.Rank() > a.Rank() {
+		return b
+	}
+	return a
+}
+
+// Class is what a finding is about; every class but health can be a bottleneck.
+type Class string
+
+// Classes, in the order a verdict prefers them when several fail: a saturated
+// generator invalidates everything else; a workload shape (value or range size)
+// explains the resource pressure it causes; CPU saturation inflates every latency
+// measured inside the server, fsync timings included, so it outranks disk; memory
+// pressure (page cache evicted, swap) also shows up as slow disk; the network
+// signal that compares client and server latency is a residual, so it comes last.
+const (
+	ClassClient    Class = "client"
+	ClassValueSize Class = "value-size"
+	ClassRangeSize Class = "range-size"
+	ClassCPU       Class = "cpu"
+	ClassMemory    Class = "memory"
+	ClassDisk      Class = "disk"
+	ClassNetwork   Class = "network"
+	ClassHealth    Class = "health"
+)
+
+// Classes is the ranking described above, health last (context, not a bottleneck).
+var Classes = []Class{ClassClient, ClassValueSize, ClassRangeSize, ClassCPU, ClassMemory, ClassDisk, ClassNetwork, ClassHealth}
+
+// Evidence is one graded signal: what was observed, against which threshold, and
+// where that threshold comes from.
+type Evidence struct {
+	Signal    string   `json:"signal"`
+	Member    string   `json:"member,omitempty"`
+	Observed  string   `json:"observed"`
+	Threshold string   `json:"threshold"`
+	Source    string   `json:"source"`
+	Severity  Severity `json:"severity"`
+	// Margin is the observed value over the threshold it was graded against (the
+	// fail value when it failed, else the warn value): 0.5 is half-way there, 2 is
+	// twice over. Nil when the signal has no number or no numeric threshold.
+	Margin *float64 `json:"margin,omitempty"`
+}
+
+// Finding is the grade of one class with the evidence behind it.
+type Finding struct {
+	Class    Class      `json:"class"`
+	Severity Severity   `json:"severity"`
+	Summary  string     `json:"summary"`
+	Evidence []Evidence `json:"evidence"`
+	Advice   string     `json:"advice,omitempty"`
+}

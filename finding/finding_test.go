@@ -1,0 +1,42 @@
+package finding
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestWorst(t *testing.T) {
+	for _, tc := range []struct{ a, b, want Severity }{
+		{Unknown, OK, OK},
+		{OK, Unknown, OK},
+		{OK, Warn, Warn},
+		{Fail, Warn, Fail},
+		{Warn, Fail, Fail},
+		{Unknown, Unknown, Unknown},
+	} {
+		if got := Worst(tc.a, tc.b); got != tc.want {
+			t.Errorf("Worst(%s, %s) = %s, want %s", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestBad(t *testing.T) {
+	for s, want := range map[Severity]bool{OK: false, Unknown: false, Warn: true, Fail: true} {
+		if s.Bad() != want {
+			t.Errorf("%s.Bad() = %v", s, !want)
+		}
+	}
+}
+
+// The JSON names are the output contract (design brief, "Output contract").
+func TestFindingJSON(t *testing.T) {
+	f := Finding{Class: ClassDisk, Severity: Fail, Summary: "s", Evidence: []Evidence{{Signal: "x", Observed: "1", Threshold: "< 2", Source: "src", Severity: Fail}}}
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"class":"disk","severity":"fail","summary":"s","evidence":[{"signal":"x","observed":"1","threshold":"\u003c 2","source":"src","severity":"fail"}]}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+}

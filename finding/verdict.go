@@ -1,0 +1,49 @@
+package finding
+
+// Verdict statuses and the "no bottleneck" value.
+const (
+	StatusPass     = "pass"
+	StatusFail     = "fail"
+	StatusInvalid  = "invalid"
+	BottleneckNone = "none"
+)
+
+// Verdict is the one-line answer: did the cluster keep up, and if not, what ran out first.
+type Verdict struct {
+	Status     string `json:"status"`     // pass | fail | invalid
+	Bottleneck string `json:"bottleneck"` // none | disk | network | memory | cpu | client | value-size | range-size
+	// Ranked lists the failing classes, primary first, then the warning ones.
+	Ranked  []string `json:"ranked,omitempty"`
+	Summary string   `json:"summary"`
+}
+
+// Diagnosis is what a command concluded about a run: the verdict, the findings
+// behind it, the latency budget, the hardware grade and plan's curve. The run file
+// stores it, so a report made later shows what the command printed. Every part is
+// optional; the renderers show what is there. Its JSON names are those of the
+// analyze/check/qualify/plan -w json output, so that output decodes into it too.
+type Diagnosis struct {
+	Verdict  *Verdict       `json:"verdict,omitempty"`
+	Findings []Finding      `json:"findings,omitempty"`
+	Budget   *Budget        `json:"budget,omitempty"`
+	Hardware *HardwareGrade `json:"hardware,omitempty"`
+	Curve    *Curve         `json:"curve,omitempty"`
+	// Notes are what the analysis could not use (failed scrapes, unparseable text).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Curve is plan's latency-versus-throughput curve: one point per load step.
+type Curve struct {
+	Op     string       `json:"op"`
+	Points []CurvePoint `json:"points"`
+	// Knee is the index in Points of the knee; -1 when there is none.
+	Knee int `json:"knee"`
+	// SLOMs is the p99 latency objective the plan was made for; 0 when none was given.
+	SLOMs float64 `json:"slo_ms,omitempty"`
+}
+
+// CurvePoint is one load step: achieved throughput and p99 response time.
+type CurvePoint struct {
+	ThroughputRPS float64 `json:"throughput_rps"`
+	P99Ms         float64 `json:"p99_ms"`
+}
