@@ -100,6 +100,15 @@ func scrapeMetrics(ctx context.Context, hc *http.Client, urls []string) clusterM
 	return m
 }
 
+// EstimateRecovery is the time a new member (or learner) needs to receive and
+// write a snapshot of dbBytes when its disk writes diskMBps and the network to it
+// carries netMBps (MB/s): the leader streams the db while the new member writes
+// it, so the slower pipe decides. drill compares it with a measured replacement.
+func EstimateRecovery(dbBytes int64, diskMBps, netMBps float64) Recovery {
+	return Recovery{DiskMBps: diskMBps, NetMBps: netMBps, Seconds: float64(dbBytes) / (min(diskMBps, netMBps) * 1e6),
+		Basis: "db size / min(disk, network) throughput; replaying the entries written meanwhile is not included"}
+}
+
 // finish completes a report whose data figures are filled: db ratios, quota,
 // recovery, growth, tuning, and the findings.
 func finish(r *Report, o Options, m clusterMetrics) {
@@ -128,9 +137,7 @@ func finish(r *Report, o Options, m clusterMetrics) {
 		net = DefaultNetMBps
 		r.Assumptions = append(r.Assumptions, fmt.Sprintf("network to a new member carries %d MB/s (1 GbE; set --net-mbps)", DefaultNetMBps))
 	}
-	// The leader streams the db while the new member writes it: the slower pipe decides.
-	r.Recovery = Recovery{DiskMBps: disk, NetMBps: net, Seconds: float64(db.SizeBytes) / (min(disk, net) * 1e6),
-		Basis: "db size / min(disk, network) throughput; replaying the entries written meanwhile is not included"}
+	r.Recovery = EstimateRecovery(db.SizeBytes, disk, net)
 
 	if p := o.Previous; p != nil {
 		days := r.InspectedAt.Sub(p.At).Hours() / 24

@@ -43,6 +43,9 @@ type connFlags struct {
 	metricsURLs      []string
 	keepaliveTime    time.Duration
 	keepaliveTimeout time.Duration
+	// embeddedArgs are extra etcd flags for every member of an embedded cluster
+	// (set by commands, not by a flag).
+	embeddedArgs []string
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
@@ -114,7 +117,7 @@ func (a *app) connect(ctx context.Context) (*target, error) {
 	if len(eps) == 0 {
 		// A separate process, so the generator's own CPU and memory are measured
 		// apart from the server's and the server's metrics are its own.
-		cl, err := cluster.Start(ctx, cluster.Config{Dir: c.dataDir, Members: c.embeddedMembers, Processes: true})
+		cl, err := cluster.Start(ctx, cluster.Config{Dir: c.dataDir, Members: c.embeddedMembers, Processes: true, ExtraArgs: c.embeddedArgs})
 		if err != nil {
 			return nil, err
 		}

@@ -54,6 +54,7 @@ var commands = []func(*app) *cobra.Command{
 	newPlanCmd,
 	newMergeCmd,
 	newK8sCmd,
+	newDrillCmd,
 }
 
 func (a *app) rootCmd() *cobra.Command {

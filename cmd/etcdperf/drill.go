@@ -1,0 +1,375 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/drill"
+	"github.com/etcdperf/etcdperf/inspect"
+	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// drillFlags are the options both drills share.
+type drillFlags struct {
+	yes            bool
+	rate           float64
+	clients, conns int
+	valSize        int
+	profile        string
+	prefix         string
+	force          bool
+	before, after  time.Duration
+	report         string
+	snapshotCount  uint64
+	catchupEntries uint64
+}
+
+const drillLong = `drill runs a membership drill under a steady background load and measures what it costs,
+phase by phase: client p50/p99 and errors (per-second histograms of the load), leader changes
+and heartbeat send failures (the members' /metrics at each phase boundary), the leader's peer
+traffic.
+
+With no --endpoints it runs on an embedded 3-member cluster (separate etcd processes in a temp
+dir). On your cluster it runs only with --endpoints and --yes-change-membership, after checking
+that the cluster is healthy, has at least 3 voting members, no learner, and keeps its quorum at
+every step; it never removes the leader. Ctrl-C at any step leaves the original number of voting
+members and says what it did to get there (a second Ctrl-C aborts at once).`
+
+func newDrillCmd(a *app) *cobra.Command {
+	df := &drillFlags{}
+	cmd := &cobra.Command{Use: "drill", Short: "Membership drills under load: replace a member, rolling restart", Long: drillLong}
+	f := cmd.PersistentFlags()
+	f.BoolVar(&df.yes, "yes-change-membership", false, "allow the drill to change the membership of the cluster at --endpoints")
+	f.Float64Var(&df.rate, "rate", 200, "background load: puts per second (open loop); a --profile sets its own unless --rate is given")
+	f.IntVar(&df.clients, "clients", 10, "background load: concurrent clients")
+	f.IntVar(&df.conns, "conns", 1, "background load: gRPC connections")
+	f.IntVar(&df.valSize, "val-size", 256, "background load: value bytes of its puts")
+	f.StringVar(&df.profile, "profile", "", "background load: a named workload profile or a profile file instead of puts")
+	f.StringVar(&df.prefix, "prefix", bench.DefaultPrefix, "key prefix for the load and the fill, deleted afterwards")
+	f.BoolVar(&df.force, "force", false, "run even when the load's or fill's prefix holds keys; they are deleted afterwards")
+	f.DurationVar(&df.before, "before", 10*time.Second, "load before the first membership change")
+	f.DurationVar(&df.after, "after", 10*time.Second, "load after the last membership change")
+	f.StringVar(&df.report, "report", "", "also write the drill's JSON and a timeline plot with the phases shaded to this folder")
+	// etcd snapshots every --snapshot-count entries and keeps --snapshot-catchup-entries
+	// after it; a fresh cluster whose log still holds every entry would send a new member
+	// the log instead of a snapshot, unlike a long-lived one.
+	f.Uint64Var(&df.snapshotCount, "embedded-snapshot-count", 1000, "embedded cluster: etcd's --snapshot-count (etcd's default is 10000)")
+	f.Uint64Var(&df.catchupEntries, "embedded-snapshot-catchup-entries", 500, "embedded cluster: etcd's --snapshot-catchup-entries (etcd's default is 5000)")
+	cmd.AddCommand(newDrillReplaceCmd(a, df), newDrillRestartCmd(a, df))
+	return cmd
+}
+
+// drillTarget connects for a drill: the user's cluster only with the explicit
+// flag, else an embedded 3-member cluster whose log gets compacted.
+func (a *app) drillTarget(cmd *cobra.Command, df *drillFlags) (*target, map[string]string, error) {
+	if len(a.conn.endpoints) > 0 && !df.yes {
+		return nil, nil, usageErr(errors.New("a drill changes the membership of the cluster at --endpoints: pass --yes-change-membership to allow it"))
+	}
+	if df.rate < 0 || df.clients < 1 || df.conns < 1 || df.before < 0 || df.after < 0 {
+		return nil, nil, usageErr(errors.New("--rate, --before and --after must not be negative; --clients and --conns at least 1"))
+	}
+	settings := map[string]string{}
+	if len(a.conn.endpoints) == 0 {
+		if !cmd.Flags().Changed("embedded-members") {
+			a.conn.embeddedMembers = drill.MinVoters
+		}
+		a.conn.embeddedArgs = []string{fmt.Sprintf("--snapshot-count=%d", df.snapshotCount), fmt.Sprintf("--snapshot-catchup-entries=%d", df.catchupEntries)}
+		settings["snapshot-count"] = fmt.Sprint(df.snapshotCount)
+		settings["snapshot-catchup-entries"] = fmt.Sprint(df.catchupEntries)
+	}
+	t, err := a.connect(cmd.Context())
+	return t, settings, err
+}
+
+// drillEnv is what the drill package needs from the connection.
+func (a *app) drillEnv(t *target) *drill.Env {
+	return &drill.Env{
+		Client: t.Client, HTTP: t.HTTP, Timeout: a.conn.dialTimeout + 3*time.Second,
+		Progress: func(format string, args ...any) { fmt.Fprintf(a.stderr, format+"\n", args...) },
+	}
+}
+
+// drillLoad opens the load's clients to eps and returns the load: puts at --rate or
+// a profile, until the drill stops it. close releases the clients.
+func (a *app) drillLoad(cmd *cobra.Command, df *drillFlags, t *target, eps []string, command string) (drill.Load, func(), error) {
+	tlsCfg, err := a.conn.tlsConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := a.conn.clientConfig(eps, tlsCfg, t.Client.Username, t.Client.Password)
+	var clis []*clientv3.Client
+	closeAll := func() {
+		for _, c := range clis {
+			c.Close()
+		}
+	}
+	for range df.conns {
+		c, err := clientv3.New(cfg)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("open load connection to %s: %w", strings.Join(eps, ","), err)
+		}
+		clis = append(clis, c)
+	}
+	prefix := df.prefix + "drill-load/"
+	var w bench.Workload
+	bc := bench.Config{Workers: df.clients, Rate: df.rate}
+	if df.profile != "" {
+		e, err := profiles.Load(df.profile)
+		if err != nil {
+			closeAll()
+			return nil, nil, usageErr(err)
+		}
+		if w, bc, err = profiles.Build(e.Profile, clis, prefix); err != nil {
+			closeAll()
+			return nil, nil, usageErr(err)
+		}
+		if cmd.Flags().Changed("rate") {
+			bc.Rate = df.rate
+		}
+	} else if w, err = bench.NewPut(clis, bench.PutConfig{Prefix: prefix, KeySize: 8, ValSize: df.valSize, KeySpace: 10000}); err != nil {
+		closeAll()
+		return nil, nil, usageErr(err)
+	}
+	// The drill ends the load; the duration only bounds a drill that hangs.
+	bc.Duration, bc.Warmup, bc.Prefix, bc.Force, bc.KV = 24*time.Hour, 0, prefix, df.force, clis[0]
+	load := func(ctx context.Context) (*results.Run, error) {
+		run := a.newRun(cmd, command, t)
+		err := bench.Run(ctx, bc, w, run)
+		return run, err
+	}
+	return load, closeAll, nil
+}
+
+// drillFill reads --fill and --shape into the data to write before the drill.
+func drillFill(root string, fill, fillValue int64, shape string) (drill.FillSpec, error) {
+	if shape == "" {
+		return drill.SizeFill(root, fill, int(fillValue))
+	}
+	b, err := os.ReadFile(shape)
+	if err != nil {
+		return drill.FillSpec{}, fmt.Errorf("--shape: %w", err)
+	}
+	var r inspect.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return drill.FillSpec{}, fmt.Errorf("--shape %s: not the output of inspect -w json: %w", shape, err)
+	}
+	return drill.ShapeFill(root, &r, fill)
+}
+
+// runFill writes the fill, refusing a prefix in use unless --force.
+func (a *app) runFill(ctx context.Context, cli *clientv3.Client, f drill.FillSpec, force bool) error {
+	if len(f.Prefixes) == 0 {
+		return nil
+	}
+	if !force {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		resp, err := cli.Get(cctx, f.Root, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		cancel()
+		if err != nil {
+			return fmt.Errorf("check fill prefix %s: %w", f.Root, err)
+		}
+		if resp.Count > 0 {
+			return fmt.Errorf("fill prefix %s already holds %d keys (pass --force to overwrite and delete them)", f.Root, resp.Count)
+		}
+	}
+	start := time.Now()
+	fmt.Fprintf(a.stderr, "drill: filling %s under %s\n", fmtBytes(f.Bytes()), f.Root)
+	if err := drill.Fill(ctx, cli, f, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "drill: filled in %.1f s\n", time.Since(start).Seconds())
+	return nil
+}
+
+// deleteFill removes the fill from a user's cluster (an embedded one is discarded).
+func (a *app) deleteFill(cli *clientv3.Client, f drill.FillSpec) {
+	if len(f.Prefixes) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bench.CleanupTimeout)
+	defer cancel()
+	if _, err := cli.Delete(ctx, f.Root, clientv3.WithPrefix()); err != nil {
+		fmt.Fprintf(a.stderr, "drill: could not delete the fill under %s: %v\n", f.Root, err)
+	}
+}
+
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// drillExit maps a drill's outcome to the exit code: refused or failed to run 2,
+// interrupted 130, a cluster left wrong 1.
+func drillExit(err error, interrupted, ok bool) error {
+	switch {
+	case interrupted:
+		return fmt.Errorf("interrupted: %w", context.Canceled)
+	case errors.Is(err, drill.ErrRefused):
+		return withCode(ExitError, err)
+	case err != nil:
+		return err
+	case !ok:
+		return withCode(ExitFail, errors.New("the cluster after the drill is not as it was (see verify)"))
+	}
+	return nil
+}
+
+// replaceFlags are replace-member's own options.
+type replaceFlags struct {
+	fill, fillValue  byteSize
+	shape            string
+	asVoter          bool
+	member           string
+	diskMBps         float64
+	netMBps          float64
+	catchUpTimeout   time.Duration
+	newMember        string
+	startCmd         string
+	retireCmd        string
+	defaultFillBytes int64
+}
+
+func newDrillReplaceCmd(a *app, df *drillFlags) *cobra.Command {
+	rf := &replaceFlags{fillValue: drill.DefaultFillValueBytes, defaultFillBytes: 100 << 20}
+	cmd := &cobra.Command{
+		Use:   "replace-member",
+		Short: "Replace a follower by a fresh member (a learner, or --as-voter) under load, phase by phase",
+		Long: `replace-member fills the cluster (--fill SIZE, or --shape with the JSON of 'inspect -w json'),
+starts the background load, removes a follower, adds a fresh member as a learner, waits while the
+leader sends it a snapshot of the db and then the log, promotes it once it has caught up (etcd
+refuses before), and keeps the load running --after. Phases: before, remove, snapshot, catch-up,
+after. The measured catch-up (start of the new member to its applied index reaching the leader's
+commit index) is compared with inspect's recovery estimate for the leader's db size.
+
+--as-voter adds the member straight as a voter (the old way), for comparison.
+
+On your cluster (--endpoints, --yes-change-membership) the fresh member is started by --start-cmd
+with ETCD_NAME, ETCD_INITIAL_CLUSTER, ETCD_INITIAL_CLUSTER_STATE=existing and
+ETCD_INITIAL_ADVERTISE_PEER_URLS set (etcd reads them), named by --new-member; the removed member
+stops itself, and --retire-cmd (with %s for its name) may then discard it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runReplace(cmd, df, rf) },
+	}
+	f := cmd.Flags()
+	f.Var(&rf.fill, "fill", "data to write before the drill (default 100MiB on the embedded cluster, none on yours)")
+	f.Var(&rf.fillValue, "fill-value-size", "value size of the --fill keys")
+	f.StringVar(&rf.shape, "shape", "", "reproduce the data of an 'inspect -w json' output (prefixes, key and value sizes, history); --fill scales it")
+	f.BoolVar(&rf.asVoter, "as-voter", false, "add the fresh member as a voter at once, without the learner step")
+	f.StringVar(&rf.member, "member", "", "name of the follower to replace (default: a follower)")
+	f.Float64Var(&rf.diskMBps, "disk-mbps", 0, "new member's disk throughput for inspect's estimate (default inspect's)")
+	f.Float64Var(&rf.netMBps, "net-mbps", 0, "network throughput to the new member for inspect's estimate (default inspect's)")
+	f.DurationVar(&rf.catchUpTimeout, "catch-up-timeout", 3*time.Minute, "how long the new member may take to catch up")
+	f.StringVar(&rf.newMember, "new-member", "", "your cluster: the fresh member as NAME=PEER_URL,CLIENT_URL")
+	f.StringVar(&rf.startCmd, "start-cmd", "", "your cluster: command that starts the fresh member (etcd's ETCD_* variables set)")
+	f.StringVar(&rf.retireCmd, "retire-cmd", "", "your cluster: command run for the removed member, %s is its name")
+	return cmd
+}
+
+func (rf *replaceFlags) members(t *target) (drill.Members, error) {
+	if t.Cluster != nil {
+		return &drill.Embedded{Cluster: t.Cluster}, nil
+	}
+	name, urls, ok := strings.Cut(rf.newMember, "=")
+	peer, client, ok2 := strings.Cut(urls, ",")
+	if !ok || !ok2 || name == "" || peer == "" || client == "" || rf.startCmd == "" {
+		return nil, usageErr(errors.New("on your cluster replace-member needs --new-member NAME=PEER_URL,CLIENT_URL and --start-cmd"))
+	}
+	return &drill.Commands{New: drill.Candidate{Name: name, PeerURL: peer, ClientURL: client}, StartCmd: rf.startCmd, RetireCmd: rf.retireCmd}, nil
+}
+
+func (a *app) runReplace(cmd *cobra.Command, df *drillFlags, rf *replaceFlags) error {
+	ctx := cmd.Context()
+	if rf.catchUpTimeout <= 0 {
+		return usageErr(errors.New("--catch-up-timeout must be positive"))
+	}
+	fillBytes := int64(rf.fill)
+	if !cmd.Flags().Changed("fill") && len(a.conn.endpoints) == 0 && rf.shape == "" {
+		fillBytes = rf.defaultFillBytes
+	}
+	spec, err := drillFill(df.prefix+"drill-fill/", fillBytes, int64(rf.fillValue), rf.shape)
+	if err != nil {
+		return usageErr(err)
+	}
+	t, settings, err := a.drillTarget(cmd, df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	ms, err := rf.members(t)
+	if err != nil {
+		return err
+	}
+	env := a.drillEnv(t)
+	plan, err := drill.PlanReplace(ctx, env, rf.member, rf.asVoter)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	if err := a.runFill(ctx, t.Client, spec, df.force); err != nil {
+		return err
+	}
+	if t.Cluster == nil {
+		defer a.deleteFill(t.Client, spec)
+	}
+	load, closeLoad, err := a.drillLoad(cmd, df, t, plan.LoadEndpoints(), "drill replace-member")
+	if err != nil {
+		return err
+	}
+	defer closeLoad()
+	env.Load = load
+	rep, err := drill.ReplaceMember(ctx, drill.ReplaceConfig{Env: env, Members: ms, Plan: plan, AsVoter: rf.asVoter,
+		Before: df.before, After: df.after, CatchUpTimeout: rf.catchUpTimeout, DiskMBps: rf.diskMBps, NetMBps: rf.netMBps, Settings: settings})
+	if rep == nil {
+		return err
+	}
+	if perr := a.printReplace(rep); perr != nil {
+		return perr
+	}
+	if werr := writeDrillReport(df.report, rep, rep.Load, rep.Phases); werr != nil && err == nil {
+		err = werr
+	}
+	return drillExit(err, rep.Interrupted, rep.Verify != nil && rep.Verify.Match && rep.Verify.Learners == 0 && rep.Voters == len(plan.Survey.Voters()))
+}
+
+func (a *app) printReplace(rep *drill.ReplaceReport) error {
+	if a.output == "json" {
+		return a.printJSON(rep)
+	}
+	return rep.WriteText(a.stdout)
+}
+
+// writeDrillReport writes the drill's JSON and its timeline plot to dir, when named.
+func writeDrillReport(dir string, rep any, run *results.Run, ps []drill.Phase) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dir+"/drill.json", append(b, '\n'), 0o644)
+}
+
+func newDrillRestartCmd(a *app, df *drillFlags) *cobra.Command {
+	return &cobra.Command{Use: "rolling-restart", Hidden: true}
+}

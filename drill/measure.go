@@ -1,0 +1,206 @@
+package drill
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// Metric families a drill reads, as etcd 3.6 names them (server/etcdserver/metrics.go,
+// server/etcdserver/api/rafthttp/metrics.go, server/etcdserver/api/snap/metrics.go).
+const (
+	mLeaderChanges     = "etcd_server_leader_changes_seen_total"
+	mHeartbeatFailures = "etcd_server_heartbeat_send_failures_total"
+	mPeerSent          = "etcd_network_peer_sent_bytes_total"                // label To
+	mSnapSendSuccess   = "etcd_network_snapshot_send_success"                // label To
+	mSnapSendFailures  = "etcd_network_snapshot_send_failures"               // label To
+	mSnapSendSeconds   = "etcd_network_snapshot_send_total_duration_seconds" // label To
+	mSnapRecvSeconds   = "etcd_network_snapshot_receive_total_duration_seconds"
+	mSnapDBSave        = "etcd_snap_db_save_total_duration_seconds"
+	mSnapDBFsync       = "etcd_snap_db_fsync_duration_seconds"
+)
+
+// scrapes are the members' /metrics at one instant, by member ID (hex).
+type scrapes struct {
+	at time.Time
+	by map[string]*analyze.Snapshot
+}
+
+// scrapeAll reads every member's /metrics concurrently; a member that does not
+// answer is missing from the set (its figures are then unknown, never zero).
+func (e *Env) scrapeAll(ctx context.Context, members []MemberInfo) scrapes {
+	s := scrapes{at: time.Now(), by: map[string]*analyze.Snapshot{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, m := range members {
+		if m.ClientURL == "" {
+			continue
+		}
+		wg.Go(func() {
+			if snap := e.scrapeOne(ctx, m.ClientURL); snap != nil {
+				mu.Lock()
+				s.by[m.IDHex] = snap
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return s
+}
+
+func (e *Env) scrapeOne(ctx context.Context, clientURL string) *analyze.Snapshot {
+	if e.HTTP == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, e.timeout())
+	defer cancel()
+	text, err := analyze.Fetch(cctx, e.HTTP, e.metricsURL(clientURL))
+	if err != nil {
+		return nil
+	}
+	snap, err := analyze.Parse(text)
+	if err != nil {
+		return nil
+	}
+	return snap
+}
+
+// counterDelta is a counter's increase between two scrapes of one member; a
+// counter that went down was reset by a restart, so all of b's value is new.
+func counterDelta(a, b *analyze.Snapshot, name string, sel analyze.Labels) (float64, bool) {
+	if a == nil || b == nil {
+		return 0, false
+	}
+	vb, okb := b.Value(name, sel)
+	if !okb {
+		return 0, false
+	}
+	va, oka := a.Value(name, sel)
+	if !oka || vb < va {
+		return vb, true
+	}
+	return vb - va, true
+}
+
+// histSum is the increase of a histogram's _sum and _count between two scrapes.
+func histSum(a, b *analyze.Snapshot, name string, sel analyze.Labels) (sum, count float64, ok bool) {
+	if b == nil {
+		return 0, 0, false
+	}
+	hb, okb := b.Histogram(name, sel)
+	if !okb {
+		return 0, 0, false
+	}
+	if a != nil {
+		if ha, oka := a.Histogram(name, sel); oka && ha.Count <= hb.Count {
+			return hb.Sum - ha.Sum, hb.Count - ha.Count, true
+		}
+	}
+	return hb.Sum, hb.Count, true
+}
+
+// fillServer sets a phase's leader changes, heartbeat failures and the leader's
+// peer traffic from the scrapes at its two ends.
+func fillServer(p *Phase, a, b scrapes, leader string) {
+	var changes, hb int64
+	seen := false
+	for id, sb := range b.by {
+		sa := a.by[id]
+		if d, ok := counterDelta(sa, sb, mLeaderChanges, nil); ok && sa != nil {
+			changes, seen = max(changes, int64(d)), true
+		}
+		if d, ok := counterDelta(sa, sb, mHeartbeatFailures, nil); ok && sa != nil {
+			hb += int64(d)
+		}
+	}
+	if seen {
+		p.LeaderChanges, p.HeartbeatSendFailures = &changes, &hb
+	}
+	if d, ok := counterDelta(a.by[leader], b.by[leader], mPeerSent, nil); ok && a.by[leader] != nil {
+		if s := b.at.Sub(a.at).Seconds(); s > 0 {
+			r := d / s
+			p.LeaderPeerBytesPerS = &r
+		}
+	}
+}
+
+// clientOver sums the load's seconds of [start, end): requests, errors and the
+// merged response-time histogram of every op. A second belongs to the span that
+// holds its middle, so adjacent phases do not share seconds; a span that holds no
+// second's middle (shorter than a second) gets the seconds it overlaps instead.
+func clientOver(ops []results.Op, start, end time.Time) (Client, error) {
+	mid := func(iv results.Interval) bool {
+		m := iv.Start.Add(time.Second / 2)
+		return !m.Before(start) && m.Before(end)
+	}
+	overlaps := func(iv results.Interval) bool {
+		return iv.Start.Before(end) && iv.Start.Add(time.Second).After(start)
+	}
+	in := mid
+	if !anyInterval(ops, mid) {
+		in = overlaps
+	}
+	h := results.NewHist()
+	var c Client
+	for _, op := range ops {
+		for _, iv := range op.Intervals {
+			if !in(iv) {
+				continue
+			}
+			c.Requests += iv.Requests
+			c.Errors += iv.Errors
+			ih, err := iv.Response.Decode()
+			if err != nil {
+				return c, err
+			}
+			h.Merge(ih)
+		}
+	}
+	s := results.Summarize(h)
+	c.P50Ms, c.P99Ms, c.MaxMs = s.P50, s.P99, s.Max
+	return c, nil
+}
+
+func anyInterval(ops []results.Op, f func(results.Interval) bool) bool {
+	for _, op := range ops {
+		for _, iv := range op.Intervals {
+			if f(iv) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// boundary is the start of a phase with the scrapes taken there.
+type boundary struct {
+	name   string
+	member string
+	s      scrapes
+	note   string
+	leader string // hex ID of the leader when the phase began
+}
+
+// phases turns consecutive boundaries (the last one only ends the previous
+// phase) into phases, with the client figures from run and the server figures
+// from the scrapes.
+func phases(bs []boundary, run *results.Run) ([]Phase, error) {
+	var out []Phase
+	for i := 0; i+1 < len(bs); i++ {
+		a, b := bs[i], bs[i+1]
+		p := Phase{Name: a.name, Member: a.member, Start: a.s.at.UTC(), End: b.s.at.UTC(), DurationS: b.s.at.Sub(a.s.at).Seconds(), Note: a.note}
+		if run != nil {
+			c, err := clientOver(run.Ops, a.s.at, b.s.at)
+			if err != nil {
+				return nil, err
+			}
+			p.Client = c
+		}
+		fillServer(&p, a.s, b.s, a.leader)
+		out = append(out, p)
+	}
+	return out, nil
+}

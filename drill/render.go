@@ -1,0 +1,97 @@
+package drill
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+func fmtOpt[T int64 | float64](v *T, format string) string {
+	if v == nil {
+		return "?"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+func fmtSecs(v *float64) string { return fmtOpt(v, "%.2f s") }
+
+// writePhases is the per-phase table both drills print.
+func writePhases(w io.Writer, ps []Phase) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PHASE\tMEMBER\tDURATION\tREQUESTS\tERRORS\tP50\tP99\tMAX\tLEADER CHANGES\tHEARTBEAT FAILURES\tLEADER PEER TX\tNOTE")
+	for _, p := range ps {
+		tx := "?"
+		if p.LeaderPeerBytesPerS != nil {
+			tx = fmt.Sprintf("%.1f MB/s", *p.LeaderPeerBytesPerS/1e6)
+		}
+		note := p.Note
+		if p.UnavailableS != nil {
+			note = strings.TrimSpace(fmt.Sprintf("member down %.2f s %s", *p.UnavailableS, note))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f s\t%d\t%d\t%.2f ms\t%.2f ms\t%.2f ms\t%s\t%s\t%s\t%s\n", p.Name, p.Member, p.DurationS,
+			p.Client.Requests, p.Client.Errors, p.Client.P50Ms, p.Client.P99Ms, p.Client.MaxMs,
+			fmtOpt(p.LeaderChanges, "%d"), fmtOpt(p.HeartbeatSendFailures, "%d"), tx, note)
+	}
+	return tw.Flush()
+}
+
+// WriteText renders the report for people (the simple output).
+func (r *ReplaceReport) WriteText(w io.Writer) error {
+	added := "nothing"
+	if r.Added != nil {
+		added = r.Added.Name
+	}
+	fmt.Fprintf(w, "replace-member (%s): removed %s, added %s\n", r.Mode, r.Removed.Name, added)
+	if len(r.Settings) > 0 {
+		var kv []string
+		for _, k := range []string{"snapshot-count", "snapshot-catchup-entries"} {
+			if v, ok := r.Settings[k]; ok {
+				kv = append(kv, "--"+k+"="+v)
+			}
+		}
+		fmt.Fprintf(w, "embedded cluster: %s\n", strings.Join(kv, " "))
+	}
+	if err := writePhases(w, r.Phases); err != nil {
+		return err
+	}
+	sn := r.Snapshot
+	if sn.Sent {
+		fmt.Fprintf(w, "snapshot: %.1f MB sent by the leader in %s (%s MB/s), %d failed send(s); new member received it in %s, saved the db in %s (fsync %s)\n",
+			float64(sn.Bytes)/1e6, fmtSecs(sn.SendS), fmtOpt(sn.TransferMBps, "%.0f"), sn.Failures, fmtSecs(sn.ReceiveS), fmtSecs(sn.DBSaveS), fmtSecs(sn.DBFsyncS))
+	} else if sn.Note != "" {
+		fmt.Fprintf(w, "snapshot: %s\n", sn.Note)
+	}
+	fmt.Fprintf(w, "catch-up: %s measured (new member started → applied the leader's commit index); inspect predicts %.2f s for the %.1f MB db (%s)",
+		fmtSecs(r.CatchUpS), r.PredictedS, float64(r.DBSizeBytes)/1e6, r.Prediction.Basis)
+	if x := r.MeasuredOverPredicted; x != nil {
+		fmt.Fprintf(w, ": measured is %.2f× the prediction", *x)
+	}
+	fmt.Fprintln(w)
+	if r.PromoteS != nil {
+		fmt.Fprintf(w, "promotion: %s after the start, %d MemberPromote attempt(s)\n", fmtSecs(r.PromoteS), r.PromoteAttempts)
+	}
+	fmt.Fprintf(w, "client p99: before %.2f ms, during %.2f ms, after %.2f ms; %d error(s); %d leader change(s), %d heartbeat send failure(s)\n",
+		r.Client.P99BeforeMs, r.Client.P99DuringMs, r.Client.P99AfterMs, r.Client.Errors, r.LeaderChanges, r.HeartbeatSendFailures)
+	if r.Exposure.Why != "" {
+		fmt.Fprintf(w, "exposure: %.2f s %s\n", r.Exposure.Seconds, r.Exposure.Why)
+	}
+	if v := r.Verify; v != nil {
+		verdict := "hashes differ"
+		if v.Match {
+			verdict = "equal on every member"
+		}
+		fmt.Fprintf(w, "verify: %d voting member(s), %d learner(s); HashKV at revision %d %s %v", v.Voters, v.Learners, v.Revision, verdict, v.Hashes)
+		if v.Error != "" {
+			fmt.Fprintf(w, " (%s)", v.Error)
+		}
+		fmt.Fprintln(w)
+	}
+	if r.Restored != "" {
+		fmt.Fprintf(w, "restored: %s\n", r.Restored)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", r.Error)
+	}
+	return nil
+}
