@@ -27,6 +27,8 @@ type MixedConfig struct {
 	Watchers    int
 	Streams     int
 	WatchedKeys uint64
+	// PrefixWatch: every watcher watches the whole prefix (WatchedKeys is then unused).
+	PrefixWatch bool
 }
 
 // Mixed reads and writes one key space by ratio, optionally watched; each op type
@@ -64,12 +66,15 @@ func NewMixed(clients []*clientv3.Client, cfg MixedConfig) (*Mixed, error) {
 		if cfg.ValSize < stampBytes {
 			return nil, fmt.Errorf("mixed: with watchers, values carry their send time in %d bytes; --val-size must be at least %d", stampBytes, stampBytes)
 		}
+		if cfg.PrefixWatch {
+			cfg.WatchedKeys = cfg.KeySpace
+		}
 		if cfg.WatchedKeys == 0 || cfg.WatchedKeys > cfg.KeySpace {
 			return nil, fmt.Errorf("mixed: watched keys must be between 1 and the %d keys, got %d", cfg.KeySpace, cfg.WatchedKeys)
 		}
 		wks := ks
 		wks.n = cfg.WatchedKeys
-		if m.set, err = newWatchSet(clients, wks, cfg.Watchers, cfg.Streams, 2); err != nil {
+		if m.set, err = newWatchSet(clients, wks, cfg.Watchers, cfg.Streams, 2, cfg.PrefixWatch); err != nil {
 			return nil, err
 		}
 	}
@@ -116,8 +121,8 @@ func (m *Mixed) Worker(id int) Op {
 			v = stamp(val)
 		}
 		_, err := kv.Put(ctx, key, v)
-		if err == nil && i < uint64(len(acked)) {
-			acked[i]++
+		if acked != nil && err == nil && i < m.set.keys.n {
+			acked[m.set.slot(i)]++
 		}
 		return Outcome{Kind: 1, Sent: int64(len(key) + len(v)), Err: err}
 	}

@@ -27,6 +27,9 @@ type WatchConfig struct {
 	Watchers    int    // watchers in all
 	Streams     int    // gRPC watch streams the watchers spread over
 	WatchedKeys uint64 // keys the watchers spread over and the puts cycle through
+	// PrefixWatch makes every watcher watch the whole prefix, as kube-apiserver's
+	// watch cache watches a resource type: every event reaches every watcher.
+	PrefixWatch bool
 }
 
 // Watch opens watchers on a few keys and puts to those keys; its latency is from
@@ -52,7 +55,7 @@ func NewWatch(clients []*clientv3.Client, cfg WatchConfig) (*Watch, error) {
 	if err := CheckRequestSize(ks.len(), cfg.ValSize); err != nil {
 		return nil, err
 	}
-	set, err := newWatchSet(clients, ks, cfg.Watchers, cfg.Streams, 0)
+	set, err := newWatchSet(clients, ks, cfg.Watchers, cfg.Streams, 0, cfg.PrefixWatch)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +77,7 @@ func (w *Watch) Worker(id int) Op {
 		v := stamp(val)
 		_, err := kv.Put(ctx, key, v)
 		if err == nil {
-			acked[i]++
+			acked[w.set.slot(i)]++
 		}
 		return Outcome{Kind: 1, Sent: int64(len(key) + len(v)), Err: err}
 	}
@@ -92,16 +95,19 @@ func stamp(buf []byte) string {
 	return string(buf)
 }
 
-// watchSet is W watchers over S streams on the keys of a key space. Puts to a
-// watched key count themselves in a per-worker counter (counter), so the set
-// knows how many events every watcher should have received.
+// watchSet is W watchers over S streams on the keys of a key space, or each on
+// its whole prefix. Puts to a watched key count themselves in a per-worker
+// counter (counter, at index slot), so the set knows how many events every
+// watcher should have received.
 type watchSet struct {
 	clients  []*clientv3.Client
 	keys     keySpace
 	streams  int
 	kind     int // op kind of the events
 	watchers []*watcher
-	acked    [][]int64 // per worker, per key: puts acknowledged
+	acked    [][]int64 // per worker, per slot: puts acknowledged
+	// prefix: every watcher watches the whole prefix, and one slot counts every put.
+	prefix bool
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -109,7 +115,7 @@ type watchSet struct {
 	create  *results.Summary
 }
 
-// watcher is one watch on one key; its goroutine owns it until the set is closed.
+// watcher is one watch on one key (or the prefix); its goroutine owns it until the set is closed.
 type watcher struct {
 	key        uint64
 	cancel     context.CancelFunc // stops this watcher alone (tests lose one with it)
@@ -127,23 +133,39 @@ const settleQuiet = time.Second
 // settleMax bounds the whole wait for events in flight.
 const settleMax = 10 * time.Second
 
-func newWatchSet(clients []*clientv3.Client, ks keySpace, watchers, streams, kind int) (*watchSet, error) {
+func newWatchSet(clients []*clientv3.Client, ks keySpace, watchers, streams, kind int, prefix bool) (*watchSet, error) {
 	if watchers <= 0 || streams <= 0 {
 		return nil, fmt.Errorf("watch: watchers and streams must be at least 1, got %d and %d", watchers, streams)
 	}
 	if streams > watchers {
 		return nil, fmt.Errorf("watch: %d streams for %d watchers; streams cannot outnumber watchers", streams, watchers)
 	}
-	s := &watchSet{clients: clients, keys: ks, streams: streams, kind: kind}
+	s := &watchSet{clients: clients, keys: ks, streams: streams, kind: kind, prefix: prefix}
 	for i := range watchers {
-		s.watchers = append(s.watchers, &watcher{key: uint64(i) % ks.n})
+		s.watchers = append(s.watchers, &watcher{key: s.slot(uint64(i) % ks.n)})
 	}
 	return s, nil
 }
 
-// counter returns a new worker's put counters, indexed by watched key.
+// slots is the number of put counters: one per watched key, or one for the prefix.
+func (s *watchSet) slots() uint64 {
+	if s.prefix {
+		return 1
+	}
+	return s.keys.n
+}
+
+// slot is the counter of a put to watched key i.
+func (s *watchSet) slot(i uint64) uint64 {
+	if s.prefix {
+		return 0
+	}
+	return i
+}
+
+// counter returns a new worker's put counters, indexed by slot.
 func (s *watchSet) counter() []int64 {
-	c := make([]int64, s.keys.n)
+	c := make([]int64, s.slots())
 	s.acked = append(s.acked, c)
 	return c
 }
@@ -166,7 +188,12 @@ func (s *watchSet) open(ctx context.Context, emit Emit) error {
 		s.wg.Go(func() {
 			buf := s.keys.buf()
 			t := time.Now()
-			wch := cli.Watch(wctx, s.keys.key(buf, w.key), clientv3.WithCreatedNotify())
+			var wch clientv3.WatchChan
+			if s.prefix {
+				wch = cli.Watch(wctx, s.keys.prefix, clientv3.WithPrefix(), clientv3.WithCreatedNotify())
+			} else {
+				wch = cli.Watch(wctx, s.keys.key(buf, w.key), clientv3.WithCreatedNotify())
+			}
 			first, ok := <-wch
 			if !ok || !first.Created {
 				err := first.Err()
@@ -214,7 +241,8 @@ func (w *watcher) receive(wch clientv3.WatchChan, kind int, emit Emit) {
 			continue
 		}
 		for _, ev := range resp.Events {
-			// Revisions of one key only grow; one that does not is delivered out of order.
+			// Revisions of one key (and of a prefix) only grow; one that does not is
+			// delivered out of order.
 			if ev.Kv.ModRevision <= w.lastRev {
 				w.outOfOrder++
 			} else {
@@ -229,10 +257,10 @@ func (w *watcher) receive(wch clientv3.WatchChan, kind int, emit Emit) {
 	}
 }
 
-// expected is, per watched key, the puts acknowledged by the server. It is read
-// after the workers stopped.
+// expected is, per slot, the puts acknowledged by the server. It is read after
+// the workers stopped.
 func (s *watchSet) expected() []int64 {
-	e := make([]int64, s.keys.n)
+	e := make([]int64, s.slots())
 	for _, c := range s.acked {
 		for k, n := range c {
 			e[k] += n

@@ -114,3 +114,31 @@ func metric(t *testing.T, url, name string) float64 {
 	t.Fatalf("no metric %s at %s", name, url)
 	return 0
 }
+
+// TestWatchPrefix: every watcher watches the whole prefix, so every put reaches
+// all of them, and the server's own count of events sent is puts × watchers.
+func TestWatchPrefix(t *testing.T) {
+	c, clis := startEtcd(t, 2)
+	url := c.Members()[0].ClientURL + "/metrics"
+	w, err := NewWatch(clis, WatchConfig{Prefix: DefaultPrefix, KeySize: 4, ValSize: 32, Watchers: 6, Streams: 3, WatchedKeys: 5, PrefixWatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := serverCounter(t, url, "etcd_debugging_mvcc_events_total")
+	var run results.Run
+	cfg := Config{Workers: 4, Rate: 300, Total: 150, Prefix: DefaultPrefix, KV: clis[0]}
+	if err := Run(context.Background(), cfg, w, &run); err != nil {
+		t.Fatal(err)
+	}
+	sent := serverCounter(t, url, "etcd_debugging_mvcc_events_total") - before
+	watch, put := run.Ops[0], run.Ops[1]
+	if put.Requests != 150 || put.Errors != 0 {
+		t.Fatalf("puts: %d, %d errors", put.Requests, put.Errors)
+	}
+	if watch.Events != 150*6 || watch.MissedEvents != 0 || watch.OutOfOrder != 0 {
+		t.Errorf("events %d, missed %d, out of order %d; want 900, 0, 0", watch.Events, watch.MissedEvents, watch.OutOfOrder)
+	}
+	if sent != 150*6 {
+		t.Errorf("server sent %g events, want 900 (150 puts × 6 watchers)", sent)
+	}
+}

@@ -40,6 +40,7 @@ type benchFlags struct {
 	report   string
 	keySize  int
 	valSize  int
+	compact  time.Duration
 	worker   workerFlags
 }
 
@@ -66,6 +67,7 @@ type watchFlags struct {
 	watchers    int
 	streams     int
 	watchedKeys uint64
+	prefix      bool
 }
 
 func (w *watchFlags) register(cmd *cobra.Command, watchers int, what string) {
@@ -73,13 +75,14 @@ func (w *watchFlags) register(cmd *cobra.Command, watchers int, what string) {
 	f.IntVar(&w.watchers, "watchers", watchers, "watchers in all"+what)
 	f.IntVar(&w.streams, "streams", 1, "gRPC watch streams the watchers spread over (over the --conns connections)")
 	f.Uint64Var(&w.watchedKeys, "watched-keys", 1, "keys the watchers spread over")
+	f.BoolVar(&w.prefix, "watch-prefix", false, "every watcher watches the whole prefix, as kube-apiserver's watch cache watches a resource: each event reaches every watcher")
 }
 
 func newBenchCmd(a *app) *cobra.Command {
 	bf := &benchFlags{}
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Drive put, range, watch, txn or mixed load against etcd and measure it",
+		Short: "Drive put, range, watch, txn, lease, list or mixed load against etcd and measure it",
 		Long: `bench drives load against etcd and writes a run file with its latency histograms.
 
 With --rate the load is an open loop: request i is due at start + i/rate, and its
@@ -105,9 +108,10 @@ errors and Ctrl-C.`,
 	f.StringVar(&bf.report, "report", "", "also write a report with plots (text, HTML, PNG, SVG) to this folder")
 	f.IntVar(&bf.keySize, "key-size", 8, "key bytes after the prefix (a zero-padded index)")
 	f.IntVar(&bf.valSize, "val-size", 256, "value bytes")
+	f.DurationVar(&bf.compact, "compact-interval", 0, "compact the cluster's history every interval during the load, keeping one interval of it, as kube-apiserver does every 5m (--etcd-compaction-interval); reported as the \"compact\" op. It compacts the whole keyspace (0: never)")
 	bf.worker.register(f)
 	cmd.AddCommand(newBenchPutCmd(a, bf), newBenchRangeCmd(a, bf), newBenchWatchCmd(a, bf), newBenchMixedCmd(a, bf),
-		newBenchTxnCmd(a, bf))
+		newBenchTxnCmd(a, bf), newBenchLeaseCmd(a, bf), newBenchListCmd(a, bf))
 	return cmd
 }
 
@@ -165,7 +169,7 @@ each watcher. Missed events (acknowledged puts a watcher never saw) and out-of-o
 			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
 				return bench.NewWatch(clis, bench.WatchConfig{
 					Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize,
-					Watchers: wf.watchers, Streams: wf.streams, WatchedKeys: wf.watchedKeys,
+					Watchers: wf.watchers, Streams: wf.streams, WatchedKeys: wf.watchedKeys, PrefixWatch: wf.prefix,
 				})
 			})
 		},
@@ -190,7 +194,7 @@ func newBenchMixedCmd(a *app, bf *benchFlags) *cobra.Command {
 				return bench.NewMixed(clis, bench.MixedConfig{
 					Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize, KeySpace: keySpace, ReadRatio: readRatio,
 					Width: rf.width, Limit: rf.limit, Consistency: rf.consistency, KeysOnly: rf.keysOnly, CountOnly: rf.countOnly,
-					Watchers: wf.watchers, Streams: wf.streams, WatchedKeys: wf.watchedKeys,
+					Watchers: wf.watchers, Streams: wf.streams, WatchedKeys: wf.watchedKeys, PrefixWatch: wf.prefix,
 				})
 			})
 		},
@@ -218,6 +222,8 @@ func (bf *benchFlags) validate() error {
 		return fmt.Errorf("--key-size must be at least 1, got %d", bf.keySize)
 	case bf.valSize < 0:
 		return fmt.Errorf("--val-size must not be negative, got %d", bf.valSize)
+	case bf.compact < 0:
+		return fmt.Errorf("--compact-interval must not be negative, got %s", bf.compact)
 	}
 	// Before connecting: a request etcd refuses is bad input, whatever the cluster.
 	return bench.CheckRequestSize(len(bf.prefix)+bf.keySize, bf.valSize)
@@ -244,6 +250,9 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	w, err := workload(clis)
 	if err != nil {
 		return usageErr(err)
+	}
+	if bf.compact > 0 {
+		w = bench.WithCompaction(w, t.Client, bf.compact)
 	}
 	command := "bench " + cmd.Name()
 	run := a.newRun(cmd, command, t)
@@ -406,6 +415,11 @@ type benchOpJSON struct {
 	Events        *int64          `json:"events,omitempty"`
 	Watchers      *int            `json:"watchers,omitempty"`
 	MissedEvents  *int64          `json:"missed_events,omitempty"`
+	// FanoutEPS is set on the watch op: events delivered per second over all watchers.
+	FanoutEPS *float64 `json:"fanout_events_per_s,omitempty"`
+	// KeysRead and BytesRead are set on list ops: objects and payload bytes read.
+	KeysRead  *int64 `json:"keys_read,omitempty"`
+	BytesRead *int64 `json:"bytes_read,omitempty"`
 	// Conflicts is set on txn ops: compares that failed and were retried.
 	Conflicts *int64 `json:"conflicts,omitempty"`
 }
@@ -430,6 +444,10 @@ func newBenchJSON(run *results.Run, runFile string) benchJSON {
 		}
 		if op.Op == "watch" {
 			o.Events, o.Watchers, o.MissedEvents = &op.Events, &op.Watchers, &op.MissedEvents
+			o.FanoutEPS = &op.ThroughputRPS
+		}
+		if op.Op == "list" {
+			o.KeysRead, o.BytesRead = &op.KeysReceived, &op.BytesReceived
 		}
 		if strings.HasPrefix(op.Op, "txn") {
 			o.Conflicts = &op.Conflicts
@@ -501,7 +519,7 @@ func (a *app) benchSimple(run *results.Run) {
 		line("response", op.Latency)
 		line("service", op.Service)
 		if op.Op == "watch" {
-			fmt.Fprintf(w, "       %d events to %d watchers, %d missed, %d out of order", op.Events, op.Watchers, op.MissedEvents, op.OutOfOrder)
+			fmt.Fprintf(w, "       %d events to %d watchers (fan-out %.0f events/s), %d missed, %d out of order", op.Events, op.Watchers, op.ThroughputRPS, op.MissedEvents, op.OutOfOrder)
 			if op.CreateMs != nil {
 				fmt.Fprintf(w, "; watch creation p99 %s", fmtMs(op.CreateMs.P99))
 			}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -42,5 +44,73 @@ Then Put), reported as "txn-create"; --delete-ratio delete objects created earli
 	f.IntVar(&cfg.Ops, "txn-ops", 1, "keys per txn, each with its compare and put (at most etcd's --max-txn-ops, 128)")
 	f.Float64Var(&cfg.CreateRatio, "create-ratio", 0, "fraction of txns that create new objects")
 	f.Float64Var(&cfg.DeleteRatio, "delete-ratio", 0, "fraction of txns that delete objects created earlier")
+	return cmd
+}
+
+func newBenchLeaseCmd(a *app, bf *benchFlags) *cobra.Command {
+	cfg := bench.LeaseConfig{TTL: 60 * time.Second, KeysPerLease: 1, KeepAlives: 1}
+	cmd := &cobra.Command{
+		Use:   "lease",
+		Short: "Grant leases, attach puts, keep them alive on a stream, revoke them; latency per call",
+		Long: `lease runs the life of leases, one call per request: grant (--lease-ttl), --lease-keys
+puts attached to the lease (kube-apiserver attaches the events it writes to a lease for
+their TTL), --keepalives renewals on the worker's LeaseKeepAlive stream, and a revoke.
+Each call kind is its own op: lease-grant, lease-put, lease-keepalive, lease-revoke.
+--expire leaves the leases to expire instead, as events' leases do; the server then
+deletes their keys. Leases still alive after the run are revoked (expiring ones that
+end within 10 s are left to expire).`,
+		Example: `  etcdperf bench lease --rate 300 --lease-ttl 60s --lease-keys 2 --keepalives 3
+  etcdperf bench lease --lease-ttl 5s --lease-keys 10 --keepalives 0 --expire`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Prefix, cfg.ValSize = bf.prefix, bf.valSize
+			if err := cfg.Check(); err != nil {
+				return usageErr(err)
+			}
+			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
+				cfg.Prefix = bf.prefix
+				return bench.NewLease(clis, cfg)
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&cfg.TTL, "lease-ttl", cfg.TTL, "TTL of each lease, whole seconds (kube-apiserver's --event-ttl is 1h)")
+	f.IntVar(&cfg.KeysPerLease, "lease-keys", cfg.KeysPerLease, "puts attached to each lease")
+	f.IntVar(&cfg.KeepAlives, "keepalives", cfg.KeepAlives, "keep-alives per lease before it is revoked")
+	f.BoolVar(&cfg.Expire, "expire", false, "let leases expire instead of revoking them")
+	return cmd
+}
+
+func newBenchListCmd(a *app, bf *benchFlags) *cobra.Command {
+	cfg := bench.ListConfig{PageSize: bench.DefaultPageSize}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "LIST a prefix page by page at one revision, as client-go's pager does",
+		Long: `list fills --keys objects of --val-size bytes, then LISTs them the way client-go's
+pager does through kube-apiserver: a range of --page-size keys (500, client-go's
+default), then ranges from just after the last key at the first page's revision until
+the server says there are no more. The first page is linearizable (--consistency l, a
+LIST without resourceVersion) or serializable (s); --exact lists at the revision the data
+had when the load started (resourceVersionMatch=Exact), which fails once compacted.
+Each whole LIST is the "list" op (with the keys and bytes read), each page "list-page".`,
+		Example: `  etcdperf bench list --keys 10000 --val-size 4096 --rate 2
+  etcdperf bench list --keys 5000 --page-size 100 --exact --compact-interval 5s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Prefix, cfg.KeySize, cfg.ValSize = bf.prefix, bf.keySize, bf.valSize
+			if err := cfg.Check(); err != nil {
+				return usageErr(err)
+			}
+			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
+				cfg.Prefix = bf.prefix
+				return bench.NewList(clis, cfg)
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.Uint64Var(&cfg.Keys, "keys", 5000, "objects filled (not measured) before the run")
+	f.Int64Var(&cfg.PageSize, "page-size", cfg.PageSize, "keys per page (client-go's pager: 500)")
+	f.StringVar(&cfg.Consistency, "consistency", "l", "first page l (linearizable) or s (serializable)")
+	f.BoolVar(&cfg.Exact, "exact", false, "list at the revision of the start of the load (resourceVersionMatch=Exact)")
 	return cmd
 }
