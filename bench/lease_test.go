@@ -79,7 +79,7 @@ func TestLeaseExpire(t *testing.T) {
 	}
 	before := counters(t, url, mGranted, mExpired, mRevoked)
 	var run results.Run
-	cfg := Config{Workers: 2, Total: 20, Prefix: DefaultPrefix, KV: clis[0]}
+	cfg := Config{Workers: 1, Total: 20, Prefix: DefaultPrefix, KV: clis[0]}
 	if err := Run(context.Background(), cfg, w, &run); err != nil {
 		t.Fatal(err)
 	}
