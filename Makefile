@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: help build test lint bench compare compare-checkperf compare-fio fuzz soak etcd clean
+.PHONY: help build test lint bench compare compare-checkperf compare-fio fuzz soak etcd nullkv clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -29,7 +29,10 @@ lint: ## gofmt, go vet, staticcheck
 bench: ## Go benchmarks of the hot paths (recorder, pacer, parsers)
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./results/ ./analyze/
 
-compare: build ## side by side with etcd's benchmark, same etcd, alternating (builds the reference tools)
+nullkv: ## build bin/nullkv, the null KV server (answers at once) that make compare measures the generators' ceiling against
+	$(GO) build -o bin/nullkv ./cmd/nullkv
+
+compare: build nullkv ## side by side with etcd's benchmark, on one etcd and on the null KV server, alternating; prints the ratios against issue 17's targets
 	scripts/compare-benchmark.sh
 
 compare-checkperf: build ## side by side with etcdctl check perf --load s and l (minutes)

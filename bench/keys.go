@@ -9,6 +9,7 @@ import (
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 )
 
 // DefaultPrefix is where etcdperf writes unless told otherwise.
@@ -145,9 +146,45 @@ func cleanup(kv clientv3.KV, prefix string, stopped bool) error {
 // client returns the connection worker id uses: workers spread over the connections.
 func client(clients []*clientv3.Client, id int) *clientv3.Client { return clients[id%len(clients)] }
 
-// kvStub is the gRPC KV stub on a client's connection. The request loops call it
-// directly, with one request struct per worker: clientv3's KV builds an Op, a new
-// request and string copies per call, which costs the generator CPU that the
-// server should get. The connection keeps clientv3's interceptors (auth tokens,
-// its retry of requests that never reached a server).
+// kvStub is the gRPC KV stub on a client's connection, with clientv3's
+// interceptors (auth tokens, its retry of requests that never reached a server).
 func kvStub(c *clientv3.Client) pb.KVClient { return pb.NewKVClient(c.ActiveConnection()) }
+
+// loadConn is the connection worker id sends its requests over: one of direct
+// when there are any (see DialDirect), else its client's. The request loops call
+// gRPC on it with one request and one response struct per worker: clientv3's KV
+// builds an Op, a new request and string copies per call, which costs the
+// generator CPU that the server should get. A client's connection keeps
+// clientv3's interceptors (auth tokens, its retry of requests that never
+// reached a server).
+func loadConn(clients []*clientv3.Client, direct []grpc.ClientConnInterface, id int) grpc.ClientConnInterface {
+	if len(direct) > 0 {
+		return direct[id%len(direct)]
+	}
+	return client(clients, id).ActiveConnection()
+}
+
+// Full method names of the KV calls the request loops make.
+const (
+	methodPut   = "/etcdserverpb.KV/Put"
+	methodRange = "/etcdserverpb.KV/Range"
+)
+
+// Directed is a workload whose request loops can use direct load connections.
+type Directed interface {
+	// SetDirect makes the workers spread over conns; call it before Run.
+	SetDirect(conns []grpc.ClientConnInterface)
+}
+
+// UseDirect gives w the direct load connections when it takes them.
+func UseDirect(w Workload, conns []*grpc.ClientConn) {
+	d, ok := w.(Directed)
+	if !ok || len(conns) == 0 {
+		return
+	}
+	ccs := make([]grpc.ClientConnInterface, len(conns))
+	for i, c := range conns {
+		ccs[i] = c
+	}
+	d.SetDirect(ccs)
+}

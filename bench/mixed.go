@@ -104,7 +104,7 @@ func (m *Mixed) Prepare(ctx context.Context, emit Emit) error {
 // Worker returns a loop that ranges with probability ReadRatio and puts otherwise.
 func (m *Mixed) Worker(id int) Op {
 	kv, rng, buf := client(m.clients, id), workerRand(id), m.keys.buf()
-	get := m.ranges.worker(kv, id)
+	get := m.ranges.worker(kv.ActiveConnection(), id)
 	val := []byte(m.value)
 	var acked []int64
 	if m.set != nil {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -48,6 +50,15 @@ func compose(parts []*part) *composite {
 		c.cum = append(c.cum, acc)
 	}
 	return c
+}
+
+// SetDirect gives every part that takes them the direct load connections.
+func (c *composite) SetDirect(conns []grpc.ClientConnInterface) {
+	for _, p := range c.parts {
+		if d, ok := p.w.(bench.Directed); ok {
+			d.SetDirect(conns)
+		}
+	}
 }
 
 // Ops reports the merged op kinds.

@@ -251,6 +251,7 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	if err != nil {
 		return usageErr(err)
 	}
+	bench.UseDirect(w, t.Direct) // before any wrapper, which would hide the workload's SetDirect
 	if bf.compact > 0 {
 		w = bench.WithCompaction(w, t.Client, bf.compact)
 	}

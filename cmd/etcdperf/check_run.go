@@ -7,6 +7,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/profiles"
 )
 
@@ -18,6 +19,7 @@ func (a *app) runProfile(ctx context.Context, cmd *cobra.Command, command string
 	if err != nil {
 		return measured{}, usageErr(err)
 	}
+	bench.UseDirect(w, t.Direct)
 	cfg.KV, cfg.Force = t.Client, force
 	run := a.newRun(cmd, command, t)
 	run.Flags["profile"] = p.Name

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 
+	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -96,6 +97,9 @@ type target struct {
 	MetricsURLs []string
 	HTTP        *http.Client
 	Cluster     *cluster.Cluster // nil unless embedded
+	// Direct are the load connections of the put and range request loops
+	// (bench.DialDirect), one per --conns; none when the clients' own are used.
+	Direct []*grpc.ClientConn
 }
 
 // Close releases the client and stops the embedded cluster, if any.
@@ -190,12 +194,42 @@ func (a *app) openLoad(ctx context.Context, conns int) (t *target, clis []*clien
 		t.Close()
 		return nil, nil, nil, err
 	}
-	return t, clis, func() {
+	release = func() {
+		for _, c := range t.Direct {
+			c.Close()
+		}
 		for _, c := range clis[1:] {
 			c.Close()
 		}
 		t.Close()
-	}, nil
+	}
+	if t.Direct, err = a.directConns(ctx, t, conns); err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	return t, clis, release, nil
+}
+
+// directConns opens conns direct load connections (bench.DialDirect) with the
+// configuration of the clients; none when they must stay clientv3's.
+func (a *app) directConns(ctx context.Context, t *target, conns int) ([]*grpc.ClientConn, error) {
+	tlsCfg, err := a.conn.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg := a.conn.clientConfig(t.Info.Endpoints, tlsCfg, t.Client.Username, t.Client.Password)
+	var out []*grpc.ClientConn
+	for range conns {
+		c, err := bench.DialDirect(ctx, cfg)
+		if err != nil || c == nil {
+			for _, c := range out {
+				c.Close()
+			}
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // describe fills t.Info from the member list and each endpoint's status.
