@@ -12,6 +12,7 @@ import (
 // Metric families a drill reads, as etcd 3.6 names them (server/etcdserver/metrics.go,
 // server/etcdserver/api/rafthttp/metrics.go, server/etcdserver/api/snap/metrics.go).
 const (
+	mIsLeader          = "etcd_server_is_leader"
 	mLeaderChanges     = "etcd_server_leader_changes_seen_total"
 	mHeartbeatFailures = "etcd_server_heartbeat_send_failures_total"
 	mPeerSent          = "etcd_network_peer_sent_bytes_total"                // label To
@@ -27,6 +28,16 @@ const (
 type scrapes struct {
 	at time.Time
 	by map[string]*analyze.Snapshot
+}
+
+// leader is the member whose scrape says it leads (etcd_server_is_leader), or "".
+func (s scrapes) leader() string {
+	for id, snap := range s.by {
+		if v, ok := snap.Value(mIsLeader, nil); ok && v == 1 {
+			return id
+		}
+	}
+	return ""
 }
 
 // scrapeAll reads every member's /metrics concurrently; a member that does not
@@ -203,4 +214,35 @@ func phases(bs []boundary, run *results.Run) ([]Phase, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// summarize compares the load before the first change (the before phase), during
+// the changes (every phase between before and after) and after them.
+func summarize(bs []boundary, run *results.Run) ClientSummary {
+	var c ClientSummary
+	if run == nil || len(bs) < 2 {
+		return c
+	}
+	first, last := bs[0].s.at, bs[len(bs)-1].s.at
+	during0, during1 := last, last
+	for i, b := range bs {
+		if i > 0 && during0.Equal(last) && b.name != "end" {
+			during0 = b.s.at
+		}
+		if b.name == PhaseAfter {
+			during1 = b.s.at
+		}
+	}
+	span := func(a, b time.Time) Client {
+		if !a.Before(b) {
+			return Client{}
+		}
+		x, _ := clientOver(run.Ops, a, b)
+		return x
+	}
+	c.Errors = span(first, last).Errors
+	c.P99BeforeMs = span(first, during0).P99Ms
+	c.P99DuringMs = span(during0, during1).P99Ms
+	c.P99AfterMs = span(during1, last).P99Ms
+	return c
 }

@@ -76,17 +76,7 @@ func (r *ReplaceReport) WriteText(w io.Writer) error {
 	if r.Exposure.Why != "" {
 		fmt.Fprintf(w, "exposure: %.2f s %s\n", r.Exposure.Seconds, r.Exposure.Why)
 	}
-	if v := r.Verify; v != nil {
-		verdict := "hashes differ"
-		if v.Match {
-			verdict = "equal on every member"
-		}
-		fmt.Fprintf(w, "verify: %d voting member(s), %d learner(s); HashKV at revision %d %s %v", v.Voters, v.Learners, v.Revision, verdict, v.Hashes)
-		if v.Error != "" {
-			fmt.Fprintf(w, " (%s)", v.Error)
-		}
-		fmt.Fprintln(w)
-	}
+	writeVerify(w, r.Verify)
 	if r.Restored != "" {
 		fmt.Fprintf(w, "restored: %s\n", r.Restored)
 	}
@@ -94,4 +84,42 @@ func (r *ReplaceReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "error: %s\n", r.Error)
 	}
 	return nil
+}
+
+// WriteText renders the report for people (the simple output).
+func (r *RestartReport) WriteText(w io.Writer) error {
+	fmt.Fprintln(w, "rolling-restart")
+	if err := writePhases(w, r.Phases); err != nil {
+		return err
+	}
+	for _, x := range r.Restarts {
+		role := "follower"
+		if x.WasLeader {
+			role = "leader"
+		}
+		fmt.Fprintf(w, "restart %s (%s): unavailable %s, %s leader change(s), client p99 %.2f ms, %d error(s)\n",
+			x.Member, role, fmtSecs(x.UnavailableS), fmtOpt(x.LeaderChanges, "%d"), x.P99Ms, x.Errors)
+	}
+	fmt.Fprintf(w, "client p99: before %.2f ms, during %.2f ms, after %.2f ms; %d error(s); %d leader change(s), %d heartbeat send failure(s)\n",
+		r.Client.P99BeforeMs, r.Client.P99DuringMs, r.Client.P99AfterMs, r.Client.Errors, r.LeaderChanges, r.HeartbeatSendFailures)
+	writeVerify(w, r.Verify)
+	if r.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", r.Error)
+	}
+	return nil
+}
+
+func writeVerify(w io.Writer, v *Verification) {
+	if v == nil {
+		return
+	}
+	verdict := "hashes differ"
+	if v.Match {
+		verdict = "equal on every member"
+	}
+	fmt.Fprintf(w, "verify: %d voting member(s), %d learner(s); HashKV at revision %d %s %v", v.Voters, v.Learners, v.Revision, verdict, v.Hashes)
+	if v.Error != "" {
+		fmt.Fprintf(w, " (%s)", v.Error)
+	}
+	fmt.Fprintln(w)
 }

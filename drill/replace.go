@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -143,16 +142,6 @@ type Exposure struct {
 	Why     string  `json:"why"`
 }
 
-// Verification is the cluster after the drill.
-type Verification struct {
-	Voters   int               `json:"voters"`
-	Learners int               `json:"learners"`
-	Revision int64             `json:"revision"`
-	Hashes   map[string]uint32 `json:"hash_kv"`
-	Match    bool              `json:"hashes_match"`
-	Error    string            `json:"error,omitempty"`
-}
-
 // replaceRun is one drill in progress.
 type replaceRun struct {
 	cfg     ReplaceConfig
@@ -215,7 +204,8 @@ func ReplaceMember(ctx context.Context, cfg ReplaceConfig) (*ReplaceReport, erro
 		err = perr
 	}
 	if r.removed {
-		r.verify(context.WithoutCancel(ctx))
+		r.rep.Verify = verifyCluster(context.WithoutCancel(ctx), r.env)
+		r.rep.Voters = r.rep.Verify.Voters
 	}
 	if loadRes.err != nil && !errors.Is(loadRes.err, context.Canceled) {
 		// The load failing (its prefix in use, the cluster gone) is the cause of
@@ -234,7 +224,11 @@ func (r *replaceRun) act(format string, args ...any) {
 
 // mark starts phase name (or ends the last one, for "end") with a scrape of every member.
 func (r *replaceRun) mark(ctx context.Context, name, note string) {
-	r.bounds = append(r.bounds, boundary{name: name, s: r.env.scrapeAll(ctx, r.members), note: note, leader: r.leader})
+	s := r.env.scrapeAll(ctx, r.members)
+	if l := s.leader(); l != "" {
+		r.leader = l
+	}
+	r.bounds = append(r.bounds, boundary{name: name, s: s, note: note, leader: r.leader})
 	if name != "end" {
 		r.env.say("drill: phase %s", name)
 	}
@@ -503,106 +497,4 @@ func (r *replaceRun) inSync(ctx context.Context) bool {
 	ns, err := cli.Status(cctx, r.cand.ClientURL)
 	cancel()
 	return err == nil && ns.RaftAppliedIndex >= ls.RaftIndex
-}
-
-// restore leaves the original number of voters after an interruption or error.
-func (r *replaceRun) restore(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.CatchUpTimeout+time.Minute)
-	defer cancel()
-	orig := len(r.cfg.Plan.Survey.Voters())
-	switch {
-	case !r.removed:
-		r.rep.Restored = "no membership change was made"
-		return
-	case r.added && r.rep.Mode == "voter":
-		r.rep.Restored = fmt.Sprintf("%s was already added as a voter: %d voting members", r.cand.Name, orig)
-		return
-	case r.promoted:
-		r.rep.Restored = "the replacement had completed"
-		return
-	}
-	r.env.say("drill: restoring %d voting members (Ctrl-C again aborts and leaves %d)", orig, orig-1)
-	if !r.added {
-		if err := r.add(ctx, true); err != nil {
-			r.rep.Restored = fmt.Sprintf("FAILED to add a replacement for %s: %v; the cluster has %d voting members", r.rep.Removed.Name, err, orig-1)
-			r.env.say("drill: %s", r.rep.Restored)
-			return
-		}
-	}
-	if err := r.catchUp(ctx); err != nil {
-		r.rep.Restored = fmt.Sprintf("FAILED to promote learner %s: %v; the cluster has %d voting members and a learner (promote it with etcdctl member promote %x, or remove it)",
-			r.cand.Name, err, orig-1, r.newID)
-		r.env.say("drill: %s", r.rep.Restored)
-		return
-	}
-	r.rep.Restored = fmt.Sprintf("promoted learner %s once it had caught up: %d voting members, as before", r.cand.Name, orig)
-	r.env.say("drill: %s", r.rep.Restored)
-}
-
-// verify checks the membership and that every member holds the same data: HashKV
-// at one revision equal across members.
-func (r *replaceRun) verify(ctx context.Context) {
-	v := &Verification{Hashes: map[string]uint32{}}
-	r.rep.Verify = v
-	s, err := survey(ctx, r.env.Client, r.env.timeout())
-	if err != nil {
-		v.Error = err.Error()
-		return
-	}
-	for _, m := range s.Members {
-		if m.IsLearner {
-			v.Learners++
-		} else {
-			v.Voters++
-		}
-	}
-	r.rep.Voters = v.Voters
-	l, ok := s.LeaderInfo()
-	if !ok {
-		v.Error = "no leader"
-		return
-	}
-	cctx, cancel := context.WithTimeout(ctx, r.env.timeout())
-	st, err := r.env.Client.Status(cctx, l.ClientURL)
-	cancel()
-	if err != nil {
-		v.Error = err.Error()
-		return
-	}
-	v.Revision = st.Header.Revision
-	v.Match = true
-	var first *uint32
-	var errs []string
-	for _, m := range s.Members {
-		h, err := r.hashKV(ctx, m.ClientURL, v.Revision)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v", m.Name, err))
-			v.Match = false
-			continue
-		}
-		v.Hashes[m.Name] = h
-		if first == nil {
-			first = &h
-		} else if h != *first {
-			v.Match = false
-		}
-	}
-	v.Error = strings.Join(errs, "; ")
-}
-
-// hashKV retries while the member has not applied rev yet.
-func (r *replaceRun) hashKV(ctx context.Context, url string, rev int64) (uint32, error) {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		cctx, cancel := context.WithTimeout(ctx, r.env.timeout())
-		resp, err := r.env.Client.HashKV(cctx, url, rev)
-		cancel()
-		if err == nil {
-			return resp.Hash, nil
-		}
-		if time.Now().After(deadline) {
-			return 0, err
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }

@@ -47,9 +47,7 @@ func (r *replaceRun) finish() error {
 		rep.MeasuredOverPredicted = &x
 	}
 	r.snapshotFigures()
-	if err := r.clientSummary(); err != nil {
-		return err
-	}
+	rep.Client = summarize(r.bounds, rep.Load)
 	r.exposure()
 	return nil
 }
@@ -110,50 +108,6 @@ func (r *replaceRun) snapshotFigures() {
 			}
 		}
 	}
-}
-
-// clientSummary compares the load's p99 before the removal, from the removal to
-// the end of catch-up, and after.
-func (r *replaceRun) clientSummary() error {
-	rep := r.rep
-	if rep.Load == nil || len(r.bounds) < 2 {
-		return nil
-	}
-	var during0, during1, after0 time.Time
-	for _, b := range r.bounds {
-		switch b.name {
-		case PhaseRemove:
-			during0 = b.s.at
-		case PhaseAfter:
-			during1, after0 = b.s.at, b.s.at
-		}
-	}
-	last := r.bounds[len(r.bounds)-1].s.at
-	all, err := clientOver(rep.Load.Ops, r.bounds[0].s.at, last)
-	if err != nil {
-		return err
-	}
-	rep.Client.Errors = all.Errors
-	if during0.IsZero() {
-		during0 = last
-	}
-	if b, err := clientOver(rep.Load.Ops, r.bounds[0].s.at, during0); err == nil {
-		rep.Client.P99BeforeMs = b.P99Ms
-	}
-	if during1.IsZero() {
-		during1 = last
-	}
-	if !during0.Equal(last) {
-		if d, err := clientOver(rep.Load.Ops, during0, during1); err == nil {
-			rep.Client.P99DuringMs = d.P99Ms
-		}
-	}
-	if !after0.IsZero() {
-		if a, err := clientOver(rep.Load.Ops, after0, last); err == nil {
-			rep.Client.P99AfterMs = a.P99Ms
-		}
-	}
-	return nil
 }
 
 // exposure is the stretch with no voter to spare: from the removal until the new

@@ -345,7 +345,7 @@ func (a *app) runReplace(cmd *cobra.Command, df *drillFlags, rf *replaceFlags) e
 	if werr := writeDrillReport(df.report, rep, rep.Load, rep.Phases); werr != nil && err == nil {
 		err = werr
 	}
-	return drillExit(err, rep.Interrupted, rep.Verify != nil && rep.Verify.Match && rep.Verify.Learners == 0 && rep.Voters == len(plan.Survey.Voters()))
+	return drillExit(err, rep.Interrupted, rep.Verify.OK(len(plan.Survey.Voters())))
 }
 
 func (a *app) printReplace(rep *drill.ReplaceReport) error {
@@ -370,6 +370,79 @@ func writeDrillReport(dir string, rep any, run *results.Run, ps []drill.Phase) e
 	return os.WriteFile(dir+"/drill.json", append(b, '\n'), 0o644)
 }
 
+// restartFlags are rolling-restart's own options.
+type restartFlags struct {
+	restartCmd string
+	members    []string
+	settle     time.Duration
+	timeout    time.Duration
+}
+
 func newDrillRestartCmd(a *app, df *drillFlags) *cobra.Command {
-	return &cobra.Command{Use: "rolling-restart", Hidden: true}
+	rf := &restartFlags{}
+	cmd := &cobra.Command{
+		Use:   "rolling-restart",
+		Short: "Restart each member in turn under load and measure each restart",
+		Long: `rolling-restart restarts each member in turn (followers first, the leader last, unless --members
+orders them) under the background load, waiting until the member answers again and the cluster
+is healthy before the next one. Per restart: how long the member did not answer, leader changes,
+client p99 and errors.
+
+On the embedded cluster a member is stopped with SIGTERM and started again from its data dir. On
+your cluster (--endpoints, --yes-change-membership) --restart-cmd restarts it, %s being the
+member's name, e.g. --restart-cmd 'systemctl restart etcd@%s'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runRestart(cmd, df, rf) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&rf.restartCmd, "restart-cmd", "", "your cluster: command that restarts a member, %s is its name")
+	f.StringSliceVar(&rf.members, "members", nil, "members to restart, in this order (default: all, followers first, the leader last)")
+	f.DurationVar(&rf.settle, "settle", 5*time.Second, "load between a member's return and the next restart")
+	f.DurationVar(&rf.timeout, "restart-timeout", time.Minute, "how long a member may take to answer again")
+	return cmd
+}
+
+func (a *app) runRestart(cmd *cobra.Command, df *drillFlags, rf *restartFlags) error {
+	ctx := cmd.Context()
+	if rf.settle < 0 || rf.timeout <= 0 {
+		return usageErr(errors.New("--settle must not be negative and --restart-timeout must be positive"))
+	}
+	if len(a.conn.endpoints) > 0 && rf.restartCmd == "" {
+		return usageErr(errors.New("on your cluster rolling-restart needs --restart-cmd (e.g. 'systemctl restart etcd@%s')"))
+	}
+	t, _, err := a.drillTarget(cmd, df)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	var rs drill.Restarter = &drill.Commands{RestartCmd: rf.restartCmd}
+	if t.Cluster != nil {
+		rs = &drill.Embedded{Cluster: t.Cluster}
+	}
+	env := a.drillEnv(t)
+	plan, err := drill.PlanRestart(ctx, env, rf.members)
+	if err != nil {
+		return withCode(ExitError, err)
+	}
+	load, closeLoad, err := a.drillLoad(cmd, df, t, t.Info.Endpoints, "drill rolling-restart")
+	if err != nil {
+		return err
+	}
+	defer closeLoad()
+	env.Load = load
+	rep, err := drill.RollingRestart(ctx, drill.RestartConfig{Env: env, Restarter: rs, Plan: plan, Before: df.before, After: df.after, Settle: rf.settle, Timeout: rf.timeout})
+	if rep == nil {
+		return err
+	}
+	if a.output == "json" {
+		if perr := a.printJSON(rep); perr != nil {
+			return perr
+		}
+	} else if perr := rep.WriteText(a.stdout); perr != nil {
+		return perr
+	}
+	if werr := writeDrillReport(df.report, rep, rep.Load, rep.Phases); werr != nil && err == nil {
+		err = werr
+	}
+	return drillExit(err, rep.Interrupted, rep.Verify.OK(len(plan.Survey.Voters())))
 }

@@ -1,0 +1,205 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+func TestMain(m *testing.M) {
+	cluster.MaybeRunEtcd()
+	os.Exit(m.Run())
+}
+
+// liveCluster is a 3-member embedded cluster whose leader compacts its log often,
+// so that a fresh member gets a snapshot, as on a long-lived cluster.
+func liveCluster(t *testing.T) (*cluster.Cluster, *clientv3.Client) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a 3-member cluster and replaces members")
+	}
+	c, err := cluster.Start(context.Background(), cluster.Config{Members: 3, TickMs: 20, ElectionMs: 200,
+		ExtraArgs: []string{"--snapshot-count=100", "--snapshot-catchup-entries=50"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return c, cli
+}
+
+// putLoad is 100 puts/s to eps until the drill stops it.
+func putLoad(t *testing.T, eps []string) Load {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	w, err := bench.NewPut([]*clientv3.Client{cli}, bench.PutConfig{Prefix: "/etcdperf/drill-load/", KeySize: 8, ValSize: 256, KeySpace: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(ctx context.Context) (*results.Run, error) {
+		run := &results.Run{}
+		err := bench.Run(ctx, bench.Config{Workers: 4, Rate: 100, Duration: time.Hour, Prefix: "/etcdperf/drill-load/", KV: cli}, w, run)
+		return run, err
+	}
+}
+
+// replace runs one replace-member drill; stopAt, when set, cancels it as soon as
+// a progress line containing it is printed.
+func replace(t *testing.T, c *cluster.Cluster, cli *clientv3.Client, asVoter bool, stopAt string) *ReplaceReport {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var lines []string
+	env := &Env{Client: cli, HTTP: &http.Client{Timeout: 5 * time.Second}, Poll: 50 * time.Millisecond,
+		Progress: func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			s := fmt.Sprintf(format, args...)
+			lines = append(lines, s)
+			if stopAt != "" && strings.Contains(s, stopAt) {
+				cancel()
+			}
+		}}
+	plan, err := PlanReplace(ctx, env, "", asVoter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Load = putLoad(t, plan.LoadEndpoints())
+	rep, err := ReplaceMember(ctx, ReplaceConfig{Env: env, Members: &Embedded{Cluster: c}, Plan: plan, AsVoter: asVoter,
+		Before: 2 * time.Second, After: time.Second, CatchUpTimeout: time.Minute})
+	mu.Lock()
+	t.Logf("progress:\n%s", strings.Join(lines, "\n"))
+	mu.Unlock()
+	if stopAt == "" && err != nil {
+		t.Fatalf("drill: %v", err)
+	}
+	if stopAt != "" && !rep.Interrupted {
+		t.Fatalf("drill was not interrupted at %q (err %v)", stopAt, err)
+	}
+	if rep.Verify != nil && !rep.Verify.OK(3) {
+		t.Fatalf("after the drill: %+v", rep.Verify)
+	}
+	return rep
+}
+
+// TestReplaceMember replaces a follower through a learner on a filled cluster and
+// checks every phase was measured, the new member got a snapshot, and the cluster
+// ends with three voters holding the same data.
+func TestReplaceMember(t *testing.T) {
+	c, cli := liveCluster(t)
+	spec, err := SizeFill("/etcdperf/drill-fill/", 4<<20, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Fill(context.Background(), cli, spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	rep := replace(t, c, cli, false, "")
+	var names []string
+	for _, p := range rep.Phases {
+		names = append(names, p.Name)
+		if p.Client.Requests == 0 {
+			t.Errorf("phase %s measured no request", p.Name)
+		}
+	}
+	if got, want := strings.Join(names, ","), "before,remove,snapshot,catch-up,after"; got != want {
+		t.Errorf("phases = %s, want %s", got, want)
+	}
+	if !rep.Snapshot.Sent || rep.Snapshot.Bytes < 4<<20 {
+		t.Errorf("snapshot = %+v, want one of at least the fill", rep.Snapshot)
+	}
+	if rep.CatchUpS == nil || rep.PromoteS == nil || rep.PredictedS <= 0 || rep.MeasuredOverPredicted == nil {
+		t.Errorf("catch-up %v, promote %v, predicted %v", rep.CatchUpS, rep.PromoteS, rep.PredictedS)
+	}
+	if rep.Verify == nil || rep.Verify.Voters != 3 || len(rep.Verify.Hashes) != 3 {
+		t.Fatalf("verify = %+v", rep.Verify)
+	}
+	if _, ok := rep.Verify.Hashes[rep.Added.Name]; !ok {
+		t.Errorf("the new member %s was not hashed: %v", rep.Added.Name, rep.Verify.Hashes)
+	}
+
+	// The old way, on the same cluster: straight as a voter, no promotion.
+	v := replace(t, c, cli, true, "")
+	if v.Mode != "voter" || v.PromoteS != nil || v.CatchUpS == nil || !strings.Contains(v.Exposure.Why, "new voter") {
+		t.Errorf("as voter: mode %s, promote %v, catch-up %v, exposure %q", v.Mode, v.PromoteS, v.CatchUpS, v.Exposure.Why)
+	}
+}
+
+// TestReplaceInterrupted interrupts the drill at each step and checks that the
+// cluster keeps (or gets back) its three voters, and that the drill says how.
+func TestReplaceInterrupted(t *testing.T) {
+	c, cli := liveCluster(t)
+	spec, _ := SizeFill("/etcdperf/drill-fill/", 1<<20, 4096)
+	if err := Fill(context.Background(), cli, spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at, restored string
+	}{
+		{"phase before", "no membership change"},
+		{"removed follower", "promoted learner"},
+		{"phase snapshot", "promoted learner"},
+		{"phase catch-up", "promoted learner"},
+		{"phase after", "had completed"},
+	} {
+		t.Run(tc.at, func(t *testing.T) {
+			rep := replace(t, c, cli, false, tc.at)
+			if !strings.Contains(rep.Restored, tc.restored) {
+				t.Fatalf("restored = %q, want %q", rep.Restored, tc.restored)
+			}
+			if tc.restored != "no membership change" && (rep.Verify == nil || !rep.Verify.OK(3)) {
+				t.Fatalf("verify = %+v", rep.Verify)
+			}
+		})
+	}
+}
+
+// TestRollingRestart restarts every member under load.
+func TestRollingRestart(t *testing.T) {
+	c, cli := liveCluster(t)
+	env := &Env{Client: cli, HTTP: &http.Client{Timeout: 5 * time.Second}, Poll: 50 * time.Millisecond}
+	plan, err := PlanRestart(context.Background(), env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Order[len(plan.Order)-1].IsLeader {
+		t.Fatalf("the leader is not restarted last: %+v", plan.Order)
+	}
+	env.Load = putLoad(t, c.Endpoints())
+	rep, err := RollingRestart(context.Background(), RestartConfig{Env: env, Restarter: &Embedded{Cluster: c}, Plan: plan,
+		Before: time.Second, After: time.Second, Settle: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Restarts) != 3 {
+		t.Fatalf("restarts = %+v", rep.Restarts)
+	}
+	for _, r := range rep.Restarts {
+		if r.UnavailableS == nil || *r.UnavailableS <= 0 {
+			t.Errorf("restart %s: unavailable %v", r.Member, r.UnavailableS)
+		}
+	}
+	if !rep.Verify.OK(3) {
+		t.Fatalf("verify = %+v", rep.Verify)
+	}
+}
