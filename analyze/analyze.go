@@ -75,7 +75,11 @@ func Run(run *results.Run, opts Options) (Report, error) {
 	}
 	in.use(resourcesOf(opts, run, nil))
 	in.perMember = map[string]resources{}
+	in.names = map[string]string{}
 	for _, w := range windows {
+		if m := memberOf(run, w.Member); m != nil {
+			in.names[w.Member] = m.Name
+		}
 		in.perMember[w.Member] = resourcesOf(opts, run, memberOf(run, w.Member))
 	}
 
@@ -126,7 +130,9 @@ func report(in Input, opts Options) Report {
 	}
 	findings := evaluate(rules, in)
 	rep := Report{Findings: findings, Budget: computeBudget(&in)}
+	shareOf(findings, rep.Budget, &in)
 	rep.Verdict = verdict(in.Run, findings)
+	rep.Verdict.Versions = versionsOf(&in)
 	return rep
 }
 
@@ -341,96 +347,6 @@ func workloadOf(run *results.Run, ws []*Window, opts Options) finding.Workload {
 		}
 	}
 	return w
-}
-
-// verdict names the primary bottleneck: the first failing class in class order, or
-// "none". A saturated generator or an invalid run makes the verdict invalid.
-func verdict(run *results.Run, fs []finding.Finding) finding.Verdict {
-	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
-	var fails, warns, unknowns []finding.Finding
-	healthFail := false
-	for _, f := range fs {
-		switch f.Severity {
-		case finding.Fail:
-			if f.Class == finding.ClassHealth {
-				healthFail = true
-				continue
-			}
-			fails = append(fails, f)
-		case finding.Warn:
-			if f.Class != finding.ClassHealth {
-				warns = append(warns, f)
-			}
-		case finding.Unknown:
-			unknowns = append(unknowns, f)
-		}
-	}
-	for _, f := range append(append([]finding.Finding{}, fails...), warns...) {
-		v.Ranked = append(v.Ranked, string(f.Class))
-	}
-	if len(fails) > 0 || healthFail {
-		v.Status = finding.StatusFail
-	}
-	if len(fails) > 0 {
-		v.Bottleneck = string(fails[0].Class)
-	}
-	invalid := run != nil && !run.Valid
-	if len(fails) > 0 && fails[0].Class == finding.ClassClient {
-		invalid = true
-	}
-	if invalid {
-		v.Status = finding.StatusInvalid
-		if v.Bottleneck == finding.BottleneckNone && len(warns) > 0 {
-			v.Bottleneck = string(warns[0].Class)
-		}
-	}
-
-	var parts []string
-	switch {
-	case invalid && run != nil && !run.Valid:
-		reason := run.InvalidReason
-		if reason == "" {
-			reason = "the run did not meet its measurement rules"
-		}
-		parts = append(parts, "invalid: "+reason)
-	case invalid:
-		parts = append(parts, "invalid: the load generator was saturated, so the run measured it rather than the server")
-	case v.Status == finding.StatusFail && len(fails) == 0:
-		parts = append(parts, "fail: cluster health (no resource class found at fault)")
-	case v.Status == finding.StatusPass:
-		parts = append(parts, "pass: the cluster kept up; no signal over its fail threshold")
-	}
-	if len(fails) > 0 {
-		lead := fmt.Sprintf("bottleneck %s — %s", fails[0].Class, fails[0].Summary)
-		if !invalid {
-			lead = "fail: " + lead
-		}
-		parts = append(parts, lead)
-		if len(fails) > 1 {
-			parts = append(parts, "also failing: "+classList(fails[1:]))
-		}
-	}
-	for _, f := range fs {
-		if f.Class == finding.ClassHealth && f.Severity == finding.Fail {
-			parts = append(parts, "health: "+f.Summary)
-		}
-	}
-	if len(warns) > 0 {
-		parts = append(parts, "warnings: "+classList(warns))
-	}
-	if len(unknowns) > 0 {
-		parts = append(parts, "not measured: "+classList(unknowns))
-	}
-	v.Summary = strings.Join(parts, "; ")
-	return v
-}
-
-func classList(fs []finding.Finding) string {
-	var s []string
-	for _, f := range fs {
-		s = append(s, string(f.Class))
-	}
-	return strings.Join(s, ", ")
 }
 
 // scrapeTime formats a time as Scrape.Time does.

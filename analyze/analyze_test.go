@@ -89,6 +89,8 @@ func TestRunBadInput(t *testing.T) {
 	}
 }
 
+func shared(f finding.Finding, s float64) finding.Finding { f.Share = &s; return f }
+
 func TestVerdict(t *testing.T) {
 	f := func(c finding.Class, s finding.Severity) finding.Finding {
 		return finding.Finding{Class: c, Severity: s, Summary: string(c) + " summary"}
@@ -103,7 +105,12 @@ func TestVerdict(t *testing.T) {
 		ranked     string
 	}{
 		{"all ok", valid, []finding.Finding{f(finding.ClassDisk, finding.OK), f(finding.ClassCPU, finding.OK)}, finding.StatusPass, finding.BottleneckNone, ""},
-		{"warn passes", valid, []finding.Finding{f(finding.ClassDisk, finding.Warn), f(finding.ClassCPU, finding.OK)}, finding.StatusPass, finding.BottleneckNone, "disk"},
+		{"a warning passes and names the bottleneck", valid, []finding.Finding{f(finding.ClassDisk, finding.Warn), f(finding.ClassCPU, finding.OK)}, finding.StatusPass, "disk", "disk"},
+		{"network outranks disk by its share", valid, []finding.Finding{shared(f(finding.ClassDisk, finding.Warn), 0.2), shared(f(finding.ClassNetwork, finding.Warn), 0.8)}, finding.StatusPass, "network", "network,disk"},
+		{"a fail outranks a larger share", valid, []finding.Finding{shared(f(finding.ClassDisk, finding.Fail), 0.2), shared(f(finding.ClassNetwork, finding.Warn), 0.8)}, finding.StatusFail, "disk", "disk,network"},
+		{"cpu outranks disk at one severity", valid, []finding.Finding{shared(f(finding.ClassDisk, finding.Warn), 0.9), f(finding.ClassCPU, finding.Warn)}, finding.StatusPass, "cpu", "cpu,disk"},
+		{"a full quota fails a run that missed its rate", &results.Run{Valid: false, InvalidReason: "achieved 41% of the target rate"}, []finding.Finding{f(finding.ClassQuota, finding.Fail), f(finding.ClassDisk, finding.Warn)}, finding.StatusFail, "quota", "quota,disk"},
+		{"an old version is context, not a bottleneck", valid, []finding.Finding{f(finding.ClassVersion, finding.Warn), f(finding.ClassDisk, finding.OK)}, finding.StatusPass, finding.BottleneckNone, ""},
 		{"cpu outranks disk", valid, []finding.Finding{f(finding.ClassCPU, finding.Fail), f(finding.ClassDisk, finding.Fail), f(finding.ClassNetwork, finding.Warn)}, finding.StatusFail, "cpu", "cpu,disk,network"},
 		{"value size explains disk", valid, []finding.Finding{f(finding.ClassValueSize, finding.Fail), f(finding.ClassDisk, finding.Fail)}, finding.StatusFail, "value-size", "value-size,disk"},
 		{"saturated generator invalidates", valid, []finding.Finding{f(finding.ClassClient, finding.Fail), f(finding.ClassDisk, finding.Fail)}, finding.StatusInvalid, "client", "client,disk"},

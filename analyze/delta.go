@@ -32,6 +32,19 @@ func (h Hist) countAbove(v float64) float64 {
 	return h.Count - below
 }
 
+// countAtMost is the number of observations certainly at or below v: those in
+// buckets whose upper bound is at most v.
+func (h Hist) countAtMost(v float64) float64 {
+	n := 0.0
+	for i, hi := range h.Bounds {
+		if hi > v {
+			break
+		}
+		n = h.Cumulative[i]
+	}
+	return n
+}
+
 // add merges two histograms; buckets of o that h lacks are ignored (etcd's series of
 // one family share one layout, so this only matters for malformed input).
 func (h Hist) add(o Hist) Hist {

@@ -67,6 +67,8 @@ type Input struct {
 	// PeersKnown is true when the member count is known, and Peers how many others there are.
 	PeersKnown bool
 	Peers      int
+	// names maps a window (host:port) to the member's name in the run file.
+	names map[string]string
 }
 
 // seconds is the length of the graded window.
@@ -102,6 +104,7 @@ func (in *Input) embedded() bool { return in.Run != nil && in.Run.Target.InProce
 func evaluate(rules []Rule, base Input) []finding.Finding {
 	type acc struct {
 		ev        []finding.Evidence
+		wins      []*Window // the member window of each evidence; nil for run-wide
 		advice    []string
 		keyKnown  bool
 		keyExists bool
@@ -130,10 +133,14 @@ func evaluate(rules []Rule, base Input) []finding.Finding {
 				continue // not applicable (e.g. a run-file signal when grading bare dumps)
 			}
 			e := finding.Evidence{Signal: r.Signal, Observed: c.Observed, Threshold: r.Threshold, Source: r.Source, Severity: c.Severity}
-			if r.PerMember && in.W != nil && len(base.Members) > 1 {
-				e.Member = in.W.Member
+			var win *Window
+			if r.PerMember && in.W != nil {
+				win = in.W
+				if len(base.Members) > 1 {
+					e.Member, e.MemberName, e.Role = in.W.Member, base.names[in.W.Member], roleOf(in.W)
+				}
 			}
-			a.ev = append(a.ev, e)
+			a.ev, a.wins = append(a.ev, e), append(a.wins, win)
 			if r.Key {
 				a.keyExists = true
 				if c.Severity != finding.Unknown {
@@ -145,6 +152,13 @@ func evaluate(rules []Rule, base Input) []finding.Finding {
 			}
 		}
 	}
+	evs := map[finding.Class][]graded{}
+	for cl, a := range byClass {
+		for i := range a.ev {
+			evs[cl] = append(evs[cl], graded{&a.ev[i], a.wins[i]})
+		}
+	}
+	adjust(evs, &base)
 	var out []finding.Finding
 	for _, cl := range finding.Classes {
 		a := byClass[cl]
@@ -190,7 +204,7 @@ func summarize(sev finding.Severity, ev []finding.Evidence) string {
 			if e.Severity == sev {
 				s := e.Signal + " " + e.Observed
 				if e.Member != "" {
-					s += " on " + e.Member
+					s += " on " + e.Where()
 				}
 				parts = append(parts, s)
 			}

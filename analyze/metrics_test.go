@@ -42,6 +42,13 @@ func (m *mtext) counter(name string, v float64) *mtext {
 	return m
 }
 
+// counterL writes one labelled counter series; labels is e.g. `grpc_method="Put"`.
+func (m *mtext) counterL(name, labels string, v float64) *mtext {
+	m.typ(name, "counter")
+	fmt.Fprintf(&m.b, "%s{%s} %g\n", name, labels, v)
+	return m
+}
+
 // hist writes one histogram series; labels is e.g. `To="abc"` or "". cum are the
 // cumulative counts of bounds, then +Inf gets the last.
 func (m *mtext) hist(name, labels string, bounds, cum []float64, sum float64) *mtext {

@@ -41,12 +41,13 @@ func (r Report) writeSimple(w io.Writer) error {
 	if len(r.Verdict.Ranked) > 0 {
 		p.f("ranked: %s\n", strings.Join(r.Verdict.Ranked, " > "))
 	}
+	writeVersions(p, r.Verdict.Versions)
 	for _, f := range r.Findings {
 		p.f("\n[%s] %s: %s\n", f.Severity, f.Class, f.Summary)
 		for _, e := range f.Evidence {
 			sig := e.Signal
 			if e.Member != "" {
-				sig += " @" + e.Member
+				sig += " @" + e.Where()
 			}
 			if e.Severity != finding.Warn && e.Severity != finding.Fail {
 				p.f("  %-7s %s: %s\n", e.Severity, sig, e.Observed)
@@ -81,15 +82,31 @@ func (r Report) writeSimple(w io.Writer) error {
 	return p.err
 }
 
+// writeVersions prints each member's release, and what is known about it.
+func writeVersions(p *printer, vs []finding.MemberVersion) {
+	for _, v := range vs {
+		line := "etcd " + v.Version
+		if v.ClusterVersion != "" {
+			line += " (cluster " + v.ClusterVersion + ")"
+		}
+		p.f("version: %s on %s\n", line, v.Member)
+		for _, n := range v.Notes {
+			p.f("  ! %s\n", n)
+		}
+	}
+}
+
 // writeTable is the compact form: one row per evidence.
 func (r Report) writeTable(w io.Writer) error {
 	p := &printer{w: w}
-	p.f("VERDICT %s  BOTTLENECK %s\n%s\n\n", strings.ToUpper(r.Verdict.Status), r.Verdict.Bottleneck, r.Verdict.Summary)
+	p.f("VERDICT %s  BOTTLENECK %s\n%s\n", strings.ToUpper(r.Verdict.Status), r.Verdict.Bottleneck, r.Verdict.Summary)
+	writeVersions(p, r.Verdict.Versions)
+	p.f("\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLASS\tSEVERITY\tSIGNAL\tMEMBER\tOBSERVED\tTHRESHOLD")
 	for _, f := range r.Findings {
 		for _, e := range f.Evidence {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Class, e.Severity, e.Signal, dash(e.Member), e.Observed, e.Threshold)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Class, e.Severity, e.Signal, dash(e.Where()), e.Observed, e.Threshold)
 		}
 	}
 	if err := tw.Flush(); err != nil {

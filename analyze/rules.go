@@ -101,6 +101,14 @@ var Rules = []Rule{
 		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
 		Advice: "Messages to peers failed: check connectivity, MTU and firewall between members.",
 		Eval:   peerFailRule},
+	{Class: finding.ClassNetwork, Signal: "client round trip / client p50 (measured RTT to the leader)", Key: true,
+		Threshold: "warn: RTT ≥ 1 ms, ≥ 50% of the client p50 and ≥ 3× the server-side p50; fail: also ≥ 150 ms", Source: srcNetShare + "; etcd mixin (150 ms)",
+		Advice: "Most of what clients wait for is the round trip to the leader: run clients (or the generator) close to the cluster, check proxies and load balancers in between.",
+		Eval:   clientRTTRule},
+	{Class: finding.ClassNetwork, Signal: "replication wait / client p50 (multi-member writes)", Key: true,
+		Threshold: "warn: ≥ 5 ms, ≥ 50% of the client p50 and ≥ 3× the leader's own time, CPUs not busy; fail: also ≥ 50 ms", Source: srcNetShare + "; OpenShift docs (peer RTT p99 < 50 ms)",
+		Advice: "Writes wait for the replication round: the members are far apart or their links slow; keep members in one region with low-latency links.",
+		Eval:   replicationRule},
 	{Class: finding.ClassNetwork, Signal: "client p50 minus server-side p50", Key: true,
 		Threshold: "ok < 50 ms; warn ≥ 50 ms; fail ≥ 150 ms", Source: srcNetGap,
 		Advice: "Clients see far more latency than the server spends: the network between client and leader (or a proxy/load balancer) adds it; run the generator close to the cluster.",
@@ -193,10 +201,6 @@ var Rules = []Rule{
 		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
 		Advice: "The leader could not send heartbeats in time (slow disk or overload).",
 		Eval:   counterRule(mHeartbeatFail, 1, math.Inf(1))},
-	{Class: finding.ClassHealth, Signal: "db size / quota (" + mDBTotal + " / " + mQuota + ")", PerMember: true,
-		Threshold: "ok < 80%; warn ≥ 80%; fail ≥ 95%", Source: srcQuota,
-		Advice: "The db nears its quota: compact, defragment, or raise --quota-backend-bytes; at the quota etcd raises a NOSPACE alarm and refuses writes.",
-		Eval:   quotaRule},
 	{Class: finding.ClassHealth, Signal: "db in use / total (" + mDBInUse + " / " + mDBTotal + ")", PerMember: true,
 		Threshold: "ok ≥ 0.5 or in use ≤ 100 MiB; warn < 0.5", Source: srcFrag,
 		Advice: "The db is fragmented: run `etcdctl defrag` member by member.",
@@ -205,6 +209,26 @@ var Rules = []Rule{
 		Threshold: "ok ≤ 8 GiB; warn > 8 GiB", Source: srcDBMax,
 		Advice: "The db is beyond the suggested 8 GiB: snapshot, restore and member changes get slow.",
 		Eval:   dbSizeRule},
+
+	// quota
+	{Class: finding.ClassQuota, Signal: "db size / quota (" + mDBTotal + " / " + mQuota + ")", Key: true, PerMember: true,
+		Threshold: "ok < 80%; warn ≥ 80%; fail ≥ 95%", Source: srcQuota,
+		Advice: quotaAdvice,
+		Eval:   quotaRule},
+	{Class: finding.ClassQuota, Signal: "NOSPACE alarm (Maintenance API alarm list)",
+		Threshold: "ok none; fail raised", Source: srcNoSpace,
+		Advice: quotaAdvice,
+		Eval:   noSpaceAlarmRule},
+	{Class: finding.ClassQuota, Signal: "writes refused: database space exceeded",
+		Threshold: "ok 0; fail > 0", Source: srcNoSpace,
+		Advice: quotaAdvice,
+		Eval:   spaceExceededRule},
+
+	// version (context)
+	{Class: finding.ClassVersion, Signal: "server version (etcd_server_version)", PerMember: true,
+		Threshold: "ok: a supported release with no known problem listed; warn otherwise", Source: srcVersioning + "; etcd changelogs and issues (see the known-problems table)",
+		Advice: "Upgrade to the newest patch of a supported minor release (one minor version at a time).",
+		Eval:   versionRule},
 }
 
 // needWindow returns an unknown check when w cannot give deltas.
@@ -232,29 +256,39 @@ func histRule(metric string, sel Labels, q, warn, fail float64) func(*Input) Che
 	}
 }
 
-// gradeHist grades a quantile and says which bucket bounds limit the estimate.
-// With fewer than minSamples observations the interpolated value says little (one
-// sample in (16 ms, 32 ms] interpolates to 31.8 ms), so the grade then rests on the
-// bucket's lower bound — what is certainly exceeded — and is at most a warning,
-// unless at least minSlow observations, and more than 1-q of them, certainly
-// exceeded the fail threshold: then the quantile is over it whatever the spread.
+// gradeHist grades a quantile from what the bucket counts prove. etcd's buckets
+// are coarse (1 ms × 2^k for the WAL and backend), and interpolating inside a bucket
+// overestimates latencies that cluster at its low end: a p99 "in (16 ms, 32 ms]"
+// against a 25 ms threshold is no evidence of a slow disk. So a threshold counts as
+// exceeded only when more than 1-q of the observations lie in buckets wholly above
+// it, and as met when at least q of them lie in buckets wholly at or below it;
+// between the two the bucket cannot tell, and an unproven warning is no warning
+// (the interpolated estimate is still shown). A small histogram (fewer than
+// minSamples) fails only when at least minSlow observations certainly exceed the
+// fail threshold: one hiccup of a noisy machine is not a pattern.
 func gradeHist(h Hist, q, warn, fail float64) Check {
 	est, ok := h.Quantile(q)
 	if !ok {
 		return unknown("no observations in the window")
 	}
 	obs := fmt.Sprintf("%s (n=%.0f)", est, h.Count)
-	if h.Count >= minSamples {
-		return Check{Severity: grade(est.Value, warn, fail), Observed: obs}
+	tail := (1 - q) * h.Count
+	overFail, overWarn := h.countAbove(fail), h.countAbove(warn)
+	switch {
+	case overFail > tail && (h.Count >= minSamples || overFail >= minSlow):
+		return Check{Severity: finding.Fail, Observed: obs + fmt.Sprintf("; %s certainly above %s", pct(overFail/h.Count), fmtSeconds(fail))}
+	case overWarn > tail:
+		if overFail > tail {
+			obs += fmt.Sprintf("; fewer than %d samples and %.0f certainly above %s: at most warn", minSamples, overFail, fmtSeconds(fail))
+		} else {
+			obs += fmt.Sprintf("; %s certainly above %s", pct(overWarn/h.Count), fmtSeconds(warn))
+		}
+		return Check{Severity: finding.Warn, Observed: obs}
+	case h.countAtMost(warn) >= q*h.Count:
+		return Check{Severity: finding.OK, Observed: obs}
 	}
-	sev := grade(est.Lo, warn, fail)
-	if slow := h.countAbove(fail); sev == finding.Fail && (slow < minSlow || slow <= (1-q)*h.Count) {
-		sev = finding.Warn
-	}
-	if sev == finding.Warn {
-		obs += fmt.Sprintf("; fewer than %d samples, graded on the bucket's lower bound and at most warn", minSamples)
-	}
-	return Check{Severity: sev, Observed: obs}
+	return Check{Severity: finding.OK, Observed: obs + fmt.Sprintf("; cannot tell within the bucket whether p%s exceeds %s (%s certainly above it)",
+		trimFloat(q*100), fmtSeconds(warn), pct(overWarn/h.Count))}
 }
 
 // minSlow is how many observations over the fail threshold a small histogram

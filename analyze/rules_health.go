@@ -36,12 +36,12 @@ func quotaRule(in *Input) Check {
 	if in.W == nil || len(in.W.Snaps) == 0 {
 		return unknown("no /metrics scrape of the member")
 	}
-	db, ok1 := in.W.GaugeMax(mDBTotal, nil)
-	quota, ok2 := in.W.Gauge(mQuota, nil)
-	if !ok1 || !ok2 || quota <= 0 {
+	r, ok := quotaShare(in.W)
+	if !ok {
 		return unknown("%s or %s absent", mDBTotal, mQuota)
 	}
-	r := db / quota
+	db, _ := in.W.GaugeMax(mDBTotal, nil)
+	quota, _ := in.W.Gauge(mQuota, nil)
 	return Check{Severity: grade(r, 0.8, 0.95), Observed: fmt.Sprintf("%s of %s = %s", fmtBytes(db), fmtBytes(quota), pct(r))}
 }
 

@@ -41,11 +41,12 @@ func Worst(a, b Severity) Severity {
 	return a
 }
 
-// Class is what a finding is about; every class but health can be a bottleneck.
+// Class is what a finding is about; every class but health and version can be a bottleneck.
 type Class string
 
 // Classes, in the order a verdict prefers them when several fail: a saturated
-// generator invalidates everything else; a workload shape (value or range size)
+// generator invalidates everything else; a full quota refuses the writes, so
+// nothing else about the run says much; a workload shape (value or range size)
 // explains the resource pressure it causes; CPU saturation inflates every latency
 // measured inside the server, fsync timings included, so it outranks disk; memory
 // pressure (page cache evicted, swap) also shows up as slow disk; the network
@@ -58,21 +59,34 @@ const (
 	ClassMemory    Class = "memory"
 	ClassDisk      Class = "disk"
 	ClassNetwork   Class = "network"
-	ClassHealth    Class = "health"
+	// ClassQuota is the backend quota: at the quota etcd refuses every write,
+	// whatever the hardware.
+	ClassQuota   Class = "quota"
+	ClassHealth  Class = "health"
+	ClassVersion Class = "version"
 )
 
-// Classes is the ranking described above, health last (context, not a bottleneck).
-var Classes = []Class{ClassClient, ClassValueSize, ClassRangeSize, ClassCPU, ClassMemory, ClassDisk, ClassNetwork, ClassHealth}
+// Classes is the ranking described above, health and version last (context, not
+// a bottleneck). Within one severity the verdict orders disk and network by the
+// share of the client latency they explain (analyze's rankFindings).
+var Classes = []Class{ClassClient, ClassQuota, ClassValueSize, ClassRangeSize, ClassCPU, ClassMemory, ClassDisk, ClassNetwork, ClassHealth, ClassVersion}
+
+// Context reports whether a class is cluster context (health, version) rather
+// than a possible bottleneck.
+func (c Class) Context() bool { return c == ClassHealth || c == ClassVersion }
 
 // Evidence is one graded signal: what was observed, against which threshold, and
 // where that threshold comes from.
 type Evidence struct {
-	Signal    string   `json:"signal"`
-	Member    string   `json:"member,omitempty"`
-	Observed  string   `json:"observed"`
-	Threshold string   `json:"threshold"`
-	Source    string   `json:"source"`
-	Severity  Severity `json:"severity"`
+	Signal string `json:"signal"`
+	Member string `json:"member,omitempty"`
+	// MemberName and Role (leader, follower) say which member Member is.
+	MemberName string   `json:"member_name,omitempty"`
+	Role       string   `json:"role,omitempty"`
+	Observed   string   `json:"observed"`
+	Threshold  string   `json:"threshold"`
+	Source     string   `json:"source"`
+	Severity   Severity `json:"severity"`
 	// Margin is the observed value over the threshold it was graded against (the
 	// fail value when it failed, else the warn value): 0.5 is half-way there, 2 is
 	// twice over. Nil when the signal has no number or no numeric threshold.
@@ -86,4 +100,23 @@ type Finding struct {
 	Summary  string     `json:"summary"`
 	Evidence []Evidence `json:"evidence"`
 	Advice   string     `json:"advice,omitempty"`
+	// Share is the fraction of the client-observed p50 this class explains, from
+	// the latency budget; nil when the class is not a part of it (or unknown).
+	Share *float64 `json:"latency_share,omitempty"`
+}
+
+// Where names the member of per-member evidence for reading: "m1 127.0.0.1:2379
+// (leader)"; "" for run-wide evidence.
+func (e Evidence) Where() string {
+	if e.Member == "" {
+		return ""
+	}
+	s := e.Member
+	if e.MemberName != "" {
+		s = e.MemberName + " " + s
+	}
+	if e.Role != "" {
+		s += " (" + e.Role + ")"
+	}
+	return s
 }

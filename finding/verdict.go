@@ -11,10 +11,22 @@ const (
 // Verdict is the one-line answer: did the cluster keep up, and if not, what ran out first.
 type Verdict struct {
 	Status     string `json:"status"`     // pass | fail | invalid
-	Bottleneck string `json:"bottleneck"` // none | disk | network | memory | cpu | client | value-size | range-size
+	Bottleneck string `json:"bottleneck"` // none | disk | network | memory | cpu | client | value-size | range-size | quota
 	// Ranked lists the failing classes, primary first, then the warning ones.
 	Ranked  []string `json:"ranked,omitempty"`
 	Summary string   `json:"summary"`
+	// Versions is each member's server version, the cluster version and what is
+	// known about the release; every verdict carries it (old releases are a
+	// classic cause of slowness).
+	Versions []MemberVersion `json:"versions,omitempty"`
+}
+
+// MemberVersion is one member's release and what is known about it.
+type MemberVersion struct {
+	Member         string   `json:"member"`
+	Version        string   `json:"version"`
+	ClusterVersion string   `json:"cluster_version,omitempty"`
+	Notes          []string `json:"notes,omitempty"`
 }
 
 // Diagnosis is what a command concluded about a run: the verdict, the findings

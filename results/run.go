@@ -36,12 +36,23 @@ type Run struct {
 	Client  Client       `json:"client"`
 	Disk    []DiskResult `json:"disk,omitempty"`
 	Scrapes []Scrape     `json:"scrapes,omitempty"`
-	Host    *Host        `json:"host,omitempty"`
+	// Alarms are the cluster's alarms read after the load (Maintenance API); nil
+	// when they were not read, empty when none was raised.
+	Alarms []Alarm `json:"alarms"`
+	Host   *Host   `json:"host,omitempty"`
 
 	// Diagnosis is what the command that wrote the run concluded (its verdict,
 	// findings, budget, hardware grade, plan curve), so a report made later from
 	// the file shows the same; nil in run files written before it was stored.
 	Diagnosis *finding.Diagnosis `json:"diagnosis,omitempty"`
+}
+
+// Alarm is one raised alarm as the Maintenance API lists it.
+type Alarm struct {
+	// Member is the id of the member that raised it.
+	Member string `json:"member"`
+	// Type is etcd's alarm name: NOSPACE, CORRUPT.
+	Type string `json:"type"`
 }
 
 // Tool identifies the build that wrote the run file.

@@ -292,7 +292,9 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 		return err
 	case werr != nil:
 		return werr
-	case !run.Valid:
+	case !run.Valid && m.report.Verdict.Status != finding.StatusFail:
+		// A run the cluster failed (a full quota refused the writes) is the
+		// cluster's answer, not a bad measurement: the verdict's fail stands.
 		return withCode(ExitInvalid, fmt.Errorf("invalid run: %s", run.InvalidReason))
 	}
 	return verdictExit(m.report.Verdict.Status)

@@ -130,11 +130,16 @@ func defaultVerdict(run *results.Run, rep analyze.Report, p99 time.Duration, p99
 	}
 	if len(fails) > 0 {
 		v.Bottleneck = string(fails[0].Class)
-		if fails[0].Class == finding.ClassHealth {
+		if fails[0].Class.Context() {
 			v.Bottleneck = finding.BottleneckNone
 		}
 		clientOnly = fails[0].Class == finding.ClassClient
 	}
+	if v.Bottleneck == finding.BottleneckNone && rep.Verdict.Bottleneck != "" {
+		// The analyzer names a bottleneck on a warning too (its ranking by latency share).
+		v.Bottleneck = rep.Verdict.Bottleneck
+	}
+	v.Versions = rep.Verdict.Versions
 	var parts []string
 	switch {
 	case clientOnly:

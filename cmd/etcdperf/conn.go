@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -44,10 +45,20 @@ type connFlags struct {
 	metricsURLs      []string
 	keepaliveTime    time.Duration
 	keepaliveTimeout time.Duration
+	maxRequestBytes  int
+	maxRecvBytes     int
 	// embeddedArgs are extra etcd flags for every member of an embedded cluster
 	// (set by commands, not by a flag).
 	embeddedArgs []string
 }
+
+// Client message limits as clientv3 (and so etcdctl) has them by default: 2 MiB
+// sent, math.MaxInt32 received. gRPC's own receive default is 4 MiB, which a
+// large range response exceeds.
+const (
+	defaultMaxRequestBytes = 2 * 1024 * 1024
+	defaultMaxRecvBytes    = math.MaxInt32
+)
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.endpoints, "endpoints", nil, "gRPC endpoints (default: start an embedded etcd)")
@@ -63,11 +74,29 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.metricsURLs, "metrics-urls", nil, "URLs of the members' /metrics (default: each member's client URL + /metrics)")
 	fs.DurationVar(&c.keepaliveTime, "keepalive-time", 2*time.Second, "keepalive time for client connections")
 	fs.DurationVar(&c.keepaliveTimeout, "keepalive-timeout", 6*time.Second, "keepalive timeout for client connections")
+	fs.IntVar(&c.maxRequestBytes, "max-request-bytes", 0, "client-side request send limit in bytes (if 0, it defaults to 2.0 MiB (2 * 1024 * 1024).)")
+	fs.IntVar(&c.maxRecvBytes, "max-recv-bytes", 0, "client-side response receive limit in bytes (if 0, it defaults to \"math.MaxInt32\")")
+}
+
+// msgLimits are the send and receive limits of every call, etcdctl's defaults
+// where the flags are 0.
+func (c *connFlags) msgLimits() (send, recv int) {
+	send, recv = c.maxRequestBytes, c.maxRecvBytes
+	if send == 0 {
+		send = defaultMaxRequestBytes
+	}
+	if recv == 0 {
+		recv = defaultMaxRecvBytes
+	}
+	return send, recv
 }
 
 func (c *connFlags) validate() error {
 	if c.dialTimeout <= 0 {
 		return usageErr(fmt.Errorf("--dial-timeout must be positive, got %s", c.dialTimeout))
+	}
+	if c.maxRequestBytes < 0 || c.maxRecvBytes < 0 {
+		return usageErr(fmt.Errorf("--max-request-bytes and --max-recv-bytes must not be negative, got %d and %d", c.maxRequestBytes, c.maxRecvBytes))
 	}
 	if c.embeddedMembers < 1 || c.embeddedMembers > 7 {
 		return usageErr(fmt.Errorf("--embedded-members must be between 1 and 7, got %d", c.embeddedMembers))
@@ -364,6 +393,7 @@ func tlsCause(err, stalled error) error {
 
 // clientConfig is the client configuration of every connection to the cluster.
 func (c *connFlags) clientConfig(eps []string, tlsCfg *tls.Config, user, pass string) clientv3.Config {
+	send, recv := c.msgLimits()
 	return clientv3.Config{
 		Endpoints:            eps,
 		DialTimeout:          c.dialTimeout,
@@ -374,8 +404,12 @@ func (c *connFlags) clientConfig(eps []string, tlsCfg *tls.Config, user, pass st
 		Password:             pass,
 		Logger:               zap.NewNop(),
 		//lint:ignore SA1019 fail fast on unreachable endpoints, as etcdctl does (grpc-go keeps WithBlock throughout 1.x)
-		DialOptions:        []grpc.DialOption{grpc.WithBlock()},
-		MaxCallSendMsgSize: 2 * 1024 * 1024,
+		// The limits as default call options too: bench's request loops call the
+		// raw KV stub on the connection, which clientv3's per-call options miss.
+		DialOptions: []grpc.DialOption{grpc.WithBlock(),
+			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(send), grpc.MaxCallRecvMsgSize(recv))},
+		MaxCallSendMsgSize: send,
+		MaxCallRecvMsgSize: recv,
 	}
 }
 

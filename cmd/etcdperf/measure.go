@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -45,6 +46,7 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 	// After the run, also after Ctrl-C: the "after" scrape brackets what was measured.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	run.Scrapes = scraper.After(sctx)
+	run.Alarms = readAlarms(sctx, t)
 	cancel()
 	if m.err != nil && !run.Interrupted {
 		run.Error = m.err.Error()
@@ -55,6 +57,23 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 		run.Diagnosis = m.report.Diagnosis()
 	}
 	return m
+}
+
+// readAlarms lists the cluster's alarms (NOSPACE when the backend quota filled)
+// for the quota class; nil when they cannot be read.
+func readAlarms(ctx context.Context, t *target) []results.Alarm {
+	if t.Client == nil {
+		return nil
+	}
+	resp, err := t.Client.AlarmList(ctx)
+	if err != nil {
+		return nil
+	}
+	out := []results.Alarm{}
+	for _, a := range resp.Alarms {
+		out = append(out, results.Alarm{Member: fmt.Sprintf("%x", a.MemberID), Type: a.Alarm.String()})
+	}
+	return out
 }
 
 // statusRTTMs is the fastest of a few Status round trips to the first endpoint

@@ -403,7 +403,7 @@ func planResult(p *profiles.Profile, pf *planFlags, slo []sloTarget, steps []*pl
 func bottleneckOf(s *planStep) string {
 	b := s.lr.report.Verdict.Bottleneck
 	for _, f := range s.lr.report.Findings {
-		if f.Severity == finding.Fail && f.Class != finding.ClassHealth {
+		if f.Severity == finding.Fail && !f.Class.Context() {
 			return string(f.Class)
 		}
 	}

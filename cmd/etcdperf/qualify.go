@@ -387,7 +387,7 @@ func criterionClass(name string, last measured) string {
 		return string(finding.ClassDisk)
 	}
 	for _, f := range last.report.Findings {
-		if f.Severity == finding.Fail && f.Class != finding.ClassHealth {
+		if f.Severity == finding.Fail && !f.Class.Context() {
 			return string(f.Class)
 		}
 	}

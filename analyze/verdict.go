@@ -1,0 +1,193 @@
+package analyze
+
+import (
+	"fmt"
+	"github.com/etcdperf/etcdperf/finding"
+	"sort"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// verdict names the primary bottleneck whenever any class is at warn or fail
+// (the status may still be pass), and "none" only when every class is ok or
+// unknown. Status is fail when a class fails, invalid when the generator could not
+// produce the load — unless a failing class explains why (a full quota refuses
+// the writes: that is the cluster's answer, not a bad measurement).
+func verdict(run *results.Run, fs []finding.Finding) finding.Verdict {
+	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
+	var ranked, unknowns []finding.Finding
+	healthFail := false
+	for _, f := range fs {
+		switch {
+		case f.Class.Context():
+			if f.Severity == finding.Fail {
+				healthFail = true
+			}
+		case f.Severity == finding.Fail || f.Severity == finding.Warn:
+			ranked = append(ranked, f)
+		case f.Severity == finding.Unknown:
+			unknowns = append(unknowns, f)
+		}
+	}
+	rankFindings(ranked)
+	for _, f := range ranked {
+		v.Ranked = append(v.Ranked, string(f.Class))
+	}
+	var fails, warns []finding.Finding
+	for _, f := range ranked {
+		if f.Severity == finding.Fail {
+			fails = append(fails, f)
+		} else {
+			warns = append(warns, f)
+		}
+	}
+	if len(ranked) > 0 {
+		v.Bottleneck = string(ranked[0].Class)
+	}
+	if len(fails) > 0 || healthFail {
+		v.Status = finding.StatusFail
+	}
+	invalid := run != nil && !run.Valid
+	if len(fails) > 0 && fails[0].Class == finding.ClassClient {
+		invalid = true
+	}
+	if invalid && len(fails) > 0 && fails[0].Class == finding.ClassQuota {
+		invalid = false // the quota explains the missing load
+	}
+	if invalid {
+		v.Status = finding.StatusInvalid
+	}
+
+	var parts []string
+	switch {
+	case invalid && run != nil && !run.Valid && (len(fails) == 0 || fails[0].Class != finding.ClassClient):
+		reason := run.InvalidReason
+		if reason == "" {
+			reason = "the run did not meet its measurement rules"
+		}
+		parts = append(parts, "invalid: "+reason)
+	case invalid:
+		parts = append(parts, "invalid: the load generator was saturated, so the run measured it rather than the server")
+	case v.Status == finding.StatusFail && len(fails) == 0:
+		parts = append(parts, "fail: cluster health (no resource class found at fault)")
+	case v.Status == finding.StatusPass:
+		parts = append(parts, "pass: the cluster kept up; no signal over its fail threshold")
+	}
+	if len(ranked) > 0 {
+		lead := fmt.Sprintf("bottleneck %s (%s%s) — %s", ranked[0].Class, ranked[0].Severity, shareText(ranked[0]), ranked[0].Summary)
+		if v.Status == finding.StatusFail && len(fails) > 0 {
+			lead = "fail: " + lead
+		}
+		parts = append(parts, lead)
+		if len(fails) > 1 {
+			parts = append(parts, "also failing: "+classList(fails[1:]))
+		}
+	}
+	for _, f := range fs {
+		if f.Class.Context() && f.Severity == finding.Fail {
+			parts = append(parts, string(f.Class)+": "+f.Summary)
+		}
+	}
+	if rest := without(warns, ranked); len(rest) > 0 {
+		parts = append(parts, "warnings: "+classList(rest))
+	}
+	if len(unknowns) > 0 {
+		parts = append(parts, "not measured: "+classList(unknowns))
+	}
+	v.Summary = strings.Join(parts, "; ")
+	return v
+}
+
+// without is fs minus the primary finding (already named as the bottleneck).
+func without(fs, ranked []finding.Finding) []finding.Finding {
+	var out []finding.Finding
+	for _, f := range fs {
+		if len(ranked) > 0 && f.Class == ranked[0].Class {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func shareText(f finding.Finding) string {
+	if f.Share == nil {
+		return ""
+	}
+	return fmt.Sprintf(", %s of the client latency", pct(*f.Share))
+}
+
+// rankFindings orders the warn and fail classes: fail before warn; then a saturated
+// generator first (it invalidates the rest); then the classes that cause latency
+// elsewhere (quota, value and range size, CPU, memory: large values slow the WAL,
+// a starved CPU slows every fsync) in class order; then the latency classes (disk,
+// network) by the share of the client latency they explain in the budget, larger
+// first.
+func rankFindings(fs []finding.Finding) {
+	latency := func(c finding.Class) bool { return c == finding.ClassDisk || c == finding.ClassNetwork }
+	pos := map[finding.Class]int{}
+	for i, c := range finding.Classes {
+		pos[c] = i
+	}
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Severity != b.Severity {
+			return a.Severity.Rank() > b.Severity.Rank()
+		}
+		if la, lb := latency(a.Class), latency(b.Class); la != lb {
+			return lb
+		}
+		if latency(a.Class) && a.Share != nil && b.Share != nil && *a.Share != *b.Share {
+			return *a.Share > *b.Share
+		}
+		return pos[a.Class] < pos[b.Class]
+	})
+}
+
+// shareOf sets the share of the client p50 that the disk (the leader's WAL fsync)
+// and the network (the round trip to the leader, plus replication in a
+// multi-member cluster) explain in the budget.
+func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
+	if b == nil || b.ClientP50Ms == nil || *b.ClientP50Ms <= 0 {
+		return
+	}
+	client := *b.ClientP50Ms
+	part := func(name string) (float64, bool) {
+		for _, p := range b.Parts {
+			if p.Component == name && p.P50Ms != nil {
+				return *p.P50Ms, true
+			}
+		}
+		return 0, false
+	}
+	for i := range fs {
+		var v float64
+		var ok bool
+		switch fs[i].Class {
+		case finding.ClassDisk:
+			v, ok = part(finding.PartWAL)
+		case finding.ClassNetwork:
+			n, ok1 := part(finding.PartNetwork)
+			r, ok2 := part(finding.PartReplication)
+			if !ok2 && in.PeersKnown && in.Peers > 0 {
+				// Peer RTT was not sampled in the window: in a multi-member cluster
+				// the unexplained rest holds the replication round.
+				r, ok2 = part(finding.PartRest)
+			}
+			v, ok = n+r, ok1 || ok2
+		}
+		if ok {
+			s := min(v/client, 1)
+			fs[i].Share = &s
+		}
+	}
+}
+
+func classList(fs []finding.Finding) string {
+	var s []string
+	for _, f := range fs {
+		s = append(s, string(f.Class))
+	}
+	return strings.Join(s, ", ")
+}
