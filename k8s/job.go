@@ -44,7 +44,7 @@ const indexAnnotation = "batch.kubernetes.io/job-completion-index"
 type Job struct {
 	Name      string // Job name; the merge Job is Name-merge
 	Namespace string // empty: the namespace kubectl applies to
-	Image     string // an etcdperf image that has /bin/sh
+	Image     string // an etcdperf image: etcdperf on its PATH (make image builds one)
 	Workers   int
 	// Args are the etcdperf arguments every worker runs: the bench or check
 	// command and its flags, --endpoints included. Job adds the worker flags,
@@ -54,7 +54,25 @@ type Job struct {
 	TLSSecret string // Secret with ca.crt, tls.crt and tls.key; empty: no TLS flags
 	Results   string // ResultsStdout or ResultsPVC
 	PVC       string // claim name for ResultsPVC
+	// CPU and Memory are each worker's requests and limits (equal: the Guaranteed
+	// QoS class, last to be evicted, and whole cores under the static CPU manager
+	// policy, so the generator is not throttled mid-run), in Kubernetes quantities.
+	CPU, Memory string
+	// TTL is how long the finished Jobs and their pods (whose logs hold the run
+	// files with stdout results) stay before Kubernetes deletes them; 0 keeps them.
+	TTL time.Duration
 }
+
+// The image make image builds (package k8s/image): its name, and its non-root
+// user, whom the pods run as. UID is the one distroless calls nonroot.
+const (
+	Repository = "ghcr.io/etcdperf/etcdperf"
+	UID        = 65532
+)
+
+// quantity is the Kubernetes resource quantity syntax (a decimal number with an
+// optional SI or binary suffix) for the values this package writes.
+var quantity = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?|\.[0-9]+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$`)
 
 // flags the manifest sets itself; given in Args they would conflict.
 var ownFlags = []string{"workers", "worker-index", "start-at", "run-file", "results-dir"}
@@ -80,6 +98,12 @@ func (j Job) Validate() error {
 		return fmt.Errorf("--pvc %q is not a valid claim name", j.PVC)
 	case j.TLSSecret != "" && !dns1123.MatchString(strings.ReplaceAll(j.TLSSecret, ".", "-")):
 		return fmt.Errorf("--tls-secret %q is not a valid Secret name", j.TLSSecret)
+	case !quantity.MatchString(j.CPU) || strings.Trim(j.CPU, "0.m") == "":
+		return fmt.Errorf("--cpu %q: want a positive quantity, e.g. 2 or 1500m", j.CPU)
+	case !quantity.MatchString(j.Memory) || strings.Trim(j.Memory, "0.kMGTi") == "":
+		return fmt.Errorf("--memory %q: want a positive quantity, e.g. 1Gi or 512Mi", j.Memory)
+	case j.TTL < 0:
+		return fmt.Errorf("--ttl %s: want 0 (keep) or a positive duration", j.TTL)
 	case j.StartAt.IsZero():
 		return errors.New("no start time")
 	}
@@ -133,19 +157,11 @@ func (j Job) WorkerArgs() []string {
 	return args
 }
 
-// workerScript runs etcdperf with the pod's args ("$@") and decides what the pod
-// reports. A worker that wrote a run file succeeded, whatever its own verdict:
-// merge judges the whole load, and a failed pod would make the Job stop the others.
-// With stdout results, stdout carries the run file alone (kubectl logs mixes both
-// streams), and the worker's own output is shown only when it wrote no run file.
-func (j Job) workerScript() string {
-	if j.Results == ResultsPVC {
-		run := fmt.Sprintf("%s/%s/worker-${%s}.json", resultsDir, j.Name, IndexEnv)
-		return `etcdperf "$@"; rc=$?` + "\n" + `[ -s "` + run + `" ] && exit 0; exit $rc`
-	}
-	return `etcdperf "$@" >/tmp/etcdperf.log 2>&1; rc=$?` + "\n" +
-		`if [ -s ` + j.runFile() + ` ]; then cat ` + j.runFile() + `; exit 0; fi` + "\n" +
-		`cat /tmp/etcdperf.log; exit $rc`
+// WorkerCommand is the container's command: etcdperf's k8s worker, which runs
+// the worker's args as a child and decides what the pod reports (see Worker). The
+// image needs no shell.
+func (j Job) WorkerCommand() []string {
+	return []string{"etcdperf", "k8s", "worker", "--results=" + j.Results, "--"}
 }
 
 // Manifest returns the YAML: a comment saying how to run it and merge the results,
@@ -194,22 +210,25 @@ func (j Job) header(b *bytes.Buffer) {
 		fmt.Fprintf(b, "# The merged run file is %s/%s/merged.json on the claim.\n", resultsDir, j.Name)
 		return
 	}
-	b.WriteString("# Each worker prints its run file on stdout. Collect and merge them:\n")
-	fmt.Fprintf(b, "#   for i in $(seq 0 %d); do kubectl%s logs --tail=-1 -l etcdperf.io/job=%s,%s=$i > %s-worker-$i.json; done\n",
-		j.Workers-1, ns, j.Name, indexAnnotation, j.Name)
-	fmt.Fprintf(b, "#   etcdperf merge %s-worker-*.json -o %s.json\n", j.Name, j.Name)
+	b.WriteString("# Each worker prints its run file, and nothing else, as its log. Collect and merge them:\n")
+	fmt.Fprintf(b, "#   kubectl%s logs -l etcdperf.io/job=%s --tail=-1 --max-log-requests=%d | etcdperf merge - -o %s.json\n",
+		ns, j.Name, j.Workers, j.Name)
+	if j.TTL > 0 {
+		fmt.Fprintf(b, "# within %s of the end: then Kubernetes deletes the Job, its pods and their logs.\n", j.TTL)
+	}
 }
 
 func (j Job) workerJob() job {
 	labels := map[string]string{"app.kubernetes.io/name": "etcdperf", "etcdperf.io/job": j.Name}
 	c := container{
 		Name: "worker", Image: j.Image,
-		Command: []string{"/bin/sh", "-c", j.workerScript(), "etcdperf"},
-		Args:    j.WorkerArgs(),
+		Command:   j.WorkerCommand(),
+		Args:      j.WorkerArgs(),
+		Resources: j.resources(),
 		Env: []envVar{{Name: IndexEnv, ValueFrom: &envSource{FieldRef: &fieldRef{
 			FieldPath: "metadata.annotations['" + indexAnnotation + "']"}}}},
 		VolumeMounts:    []volumeMount{{Name: "scratch", MountPath: scratchDir}},
-		SecurityContext: &securityContext{AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(true)},
+		SecurityContext: restricted(),
 	}
 	vols := []volume{{Name: "scratch", EmptyDir: &struct{}{}}}
 	if j.TLSSecret != "" {
@@ -225,13 +244,15 @@ func (j Job) workerJob() job {
 		Metadata: meta{Name: j.Name, Namespace: j.Namespace, Labels: labels},
 		Spec: jobSpec{
 			CompletionMode: "Indexed", Completions: ptr(j.Workers), Parallelism: ptr(j.Workers),
+			TTLSecondsAfterFinished: j.ttl(),
 			// A retried worker would start after --start-at: it fails instead, and
 			// the Job with it.
 			BackoffLimit: ptr(0),
 			Template: podTemplate{
 				Metadata: meta{Labels: labels},
 				Spec: podSpec{
-					RestartPolicy: "Never",
+					RestartPolicy:   "Never",
+					SecurityContext: podSecurity(),
 					// Spread the workers over nodes: one machine's CPU is what they replace.
 					Affinity: &affinity{PodAntiAffinity: &podAntiAffinity{Preferred: []weightedTerm{{
 						Weight: 100,
@@ -262,20 +283,54 @@ func (j Job) mergeJob() job {
 		Metadata: meta{Name: j.Name + "-merge", Namespace: j.Namespace, Labels: labels},
 		Spec: jobSpec{
 			Suspend: ptr(true), Completions: ptr(1), Parallelism: ptr(1), BackoffLimit: ptr(0),
+			TTLSecondsAfterFinished: j.ttl(),
 			Template: podTemplate{
 				Metadata: meta{Labels: labels},
 				Spec: podSpec{
-					RestartPolicy: "Never",
+					RestartPolicy:   "Never",
+					SecurityContext: podSecurity(),
 					Containers: []container{{
 						Name: "merge", Image: j.Image, Command: []string{"etcdperf"}, Args: args,
+						Resources:       j.resources(),
 						VolumeMounts:    []volumeMount{{Name: "results", MountPath: resultsDir}},
-						SecurityContext: &securityContext{AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(true)},
+						SecurityContext: restricted(),
 					}},
 					Volumes: []volume{{Name: "results", PersistentVolumeClaim: &claimSource{ClaimName: j.PVC}}},
 				},
 			},
 		},
 	}
+}
+
+// restricted is a container security context Pod Security's restricted profile
+// admits: no privilege escalation, no capabilities, not root, and a read-only
+// root filesystem (the pods write only to their volumes).
+func restricted() *securityContext {
+	return &securityContext{
+		AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(true), RunAsNonRoot: ptr(true),
+		Capabilities: &capabilities{Drop: []string{"ALL"}},
+	}
+}
+
+// podSecurity runs the pods as the image's user with the runtime's default
+// seccomp profile; fsGroup makes a results claim writable by that user.
+func podSecurity() *podSecurityContext {
+	return &podSecurityContext{
+		RunAsNonRoot: ptr(true), RunAsUser: ptr(UID), RunAsGroup: ptr(UID), FSGroup: ptr(UID),
+		SeccompProfile: &seccompProfile{Type: "RuntimeDefault"},
+	}
+}
+
+func (j Job) resources() *resources {
+	r := map[string]string{"cpu": j.CPU, "memory": j.Memory}
+	return &resources{Requests: r, Limits: r}
+}
+
+func (j Job) ttl() *int {
+	if j.TTL == 0 {
+		return nil
+	}
+	return ptr(int(j.TTL.Round(time.Second).Seconds()))
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -296,12 +351,14 @@ type meta struct {
 }
 
 type jobSpec struct {
-	CompletionMode string      `yaml:"completionMode,omitempty"`
-	Completions    *int        `yaml:"completions,omitempty"`
-	Parallelism    *int        `yaml:"parallelism,omitempty"`
-	BackoffLimit   *int        `yaml:"backoffLimit,omitempty"`
-	Suspend        *bool       `yaml:"suspend,omitempty"`
-	Template       podTemplate `yaml:"template"`
+	CompletionMode string `yaml:"completionMode,omitempty"`
+	Completions    *int   `yaml:"completions,omitempty"`
+	Parallelism    *int   `yaml:"parallelism,omitempty"`
+	BackoffLimit   *int   `yaml:"backoffLimit,omitempty"`
+	// TTLSecondsAfterFinished deletes the Job and its pods that long after it ends.
+	TTLSecondsAfterFinished *int        `yaml:"ttlSecondsAfterFinished,omitempty"`
+	Suspend                 *bool       `yaml:"suspend,omitempty"`
+	Template                podTemplate `yaml:"template"`
 }
 
 type podTemplate struct {
@@ -310,10 +367,11 @@ type podTemplate struct {
 }
 
 type podSpec struct {
-	RestartPolicy string      `yaml:"restartPolicy"`
-	Affinity      *affinity   `yaml:"affinity,omitempty"`
-	Containers    []container `yaml:"containers"`
-	Volumes       []volume    `yaml:"volumes,omitempty"`
+	RestartPolicy   string              `yaml:"restartPolicy"`
+	SecurityContext *podSecurityContext `yaml:"securityContext,omitempty"`
+	Affinity        *affinity           `yaml:"affinity,omitempty"`
+	Containers      []container         `yaml:"containers"`
+	Volumes         []volume            `yaml:"volumes,omitempty"`
 }
 
 type affinity struct {
@@ -344,6 +402,7 @@ type container struct {
 	Command         []string         `yaml:"command,omitempty"`
 	Args            []string         `yaml:"args,omitempty"`
 	Env             []envVar         `yaml:"env,omitempty"`
+	Resources       *resources       `yaml:"resources,omitempty"`
 	VolumeMounts    []volumeMount    `yaml:"volumeMounts,omitempty"`
 	SecurityContext *securityContext `yaml:"securityContext,omitempty"`
 }
@@ -368,8 +427,31 @@ type volumeMount struct {
 }
 
 type securityContext struct {
-	AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation,omitempty"`
-	ReadOnlyRootFilesystem   *bool `yaml:"readOnlyRootFilesystem,omitempty"`
+	AllowPrivilegeEscalation *bool         `yaml:"allowPrivilegeEscalation,omitempty"`
+	ReadOnlyRootFilesystem   *bool         `yaml:"readOnlyRootFilesystem,omitempty"`
+	RunAsNonRoot             *bool         `yaml:"runAsNonRoot,omitempty"`
+	Capabilities             *capabilities `yaml:"capabilities,omitempty"`
+}
+
+type capabilities struct {
+	Drop []string `yaml:"drop"`
+}
+
+type podSecurityContext struct {
+	RunAsNonRoot   *bool           `yaml:"runAsNonRoot,omitempty"`
+	RunAsUser      *int            `yaml:"runAsUser,omitempty"`
+	RunAsGroup     *int            `yaml:"runAsGroup,omitempty"`
+	FSGroup        *int            `yaml:"fsGroup,omitempty"`
+	SeccompProfile *seccompProfile `yaml:"seccompProfile,omitempty"`
+}
+
+type seccompProfile struct {
+	Type string `yaml:"type"`
+}
+
+type resources struct {
+	Requests map[string]string `yaml:"requests,omitempty"`
+	Limits   map[string]string `yaml:"limits,omitempty"`
 }
 
 type volume struct {

@@ -20,6 +20,7 @@ func testJob() Job {
 		Name: "etcdperf-run1", Namespace: "perf", Image: "example.com/etcdperf:1", Workers: 4,
 		Args:    []string{"bench", "put", "--endpoints=https://etcd-0.etcd:2379", "--rate", "20000", "--duration", "60s"},
 		StartAt: testStart, TLSSecret: "etcd-client", Results: ResultsStdout,
+		CPU: "2", Memory: "1Gi", TTL: 24 * time.Hour,
 	}
 }
 
@@ -72,8 +73,16 @@ func TestManifestIsAnIndexedJob(t *testing.T) {
 		t.Fatalf("%d containers", len(pod.Containers))
 	}
 	c := pod.Containers[0]
-	if c.Image != "example.com/etcdperf:1" || len(c.Command) != 4 || c.Command[0] != "/bin/sh" || !strings.Contains(c.Command[2], `etcdperf "$@"`) {
+	if c.Image != "example.com/etcdperf:1" || !slices.Equal(c.Command, []string{"etcdperf", "k8s", "worker", "--results=stdout", "--"}) {
 		t.Errorf("container: image %s command %q", c.Image, c.Command)
+	}
+	if s.TTLSecondsAfterFinished == nil || *s.TTLSecondsAfterFinished != 86400 {
+		t.Errorf("ttlSecondsAfterFinished %v, want 86400", s.TTLSecondsAfterFinished)
+	}
+	// Guaranteed QoS: requests equal limits.
+	if r := c.Resources; r.Requests.Cpu().String() != "2" || r.Requests.Memory().String() != "1Gi" ||
+		!r.Limits.Cpu().Equal(*r.Requests.Cpu()) || !r.Limits.Memory().Equal(*r.Requests.Memory()) {
+		t.Errorf("resources %+v", r)
 	}
 	want := []string{
 		"bench", "put", "--endpoints=https://etcd-0.etcd:2379", "--rate", "20000", "--duration", "60s",
@@ -118,7 +127,8 @@ func TestManifestIsAnIndexedJob(t *testing.T) {
 		t.Errorf("anti-affinity %+v does not select the pods (labels %v)", aa, s.Template.Labels)
 	}
 	// The merge step, for stdout results, is the comment at the top.
-	for _, line := range []string{"kubectl -n perf apply", "wait --for=condition=complete", "logs --tail=-1 -l etcdperf.io/job=etcdperf-run1,batch.kubernetes.io/job-completion-index=$i", "etcdperf merge etcdperf-run1-worker-*.json"} {
+	for _, line := range []string{"kubectl -n perf apply", "wait --for=condition=complete",
+		"kubectl -n perf logs -l etcdperf.io/job=etcdperf-run1 --tail=-1 --max-log-requests=4 | etcdperf merge - -o etcdperf-run1.json", "within 24h0m0s"} {
 		if !strings.Contains(string(out), line) {
 			t.Errorf("merge instructions lack %q", line)
 		}
@@ -141,8 +151,8 @@ func TestManifestPVCResults(t *testing.T) {
 	if !slices.Contains(c.Args, "--run-file=/results/etcdperf-run1/worker-$(JOB_COMPLETION_INDEX).json") {
 		t.Errorf("worker args %q", c.Args)
 	}
-	if !strings.Contains(c.Command[2], "/results/etcdperf-run1/worker-${JOB_COMPLETION_INDEX}.json") {
-		t.Errorf("worker script does not check its run file: %q", c.Command[2])
+	if !slices.Equal(c.Command, []string{"etcdperf", "k8s", "worker", "--results=pvc", "--"}) {
+		t.Errorf("worker command %q", c.Command)
 	}
 	if slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--cacert") }) {
 		t.Errorf("TLS flags without --tls-secret: %q", c.Args)
@@ -182,6 +192,12 @@ func TestManifestRefusesBadJobs(t *testing.T) {
 		{func(j *Job) { j.Name = "Etcd_Perf" }, "--name"},
 		{func(j *Job) { j.Results = "s3" }, "--results"},
 		{func(j *Job) { j.Results, j.PVC = ResultsPVC, "" }, "--pvc"},
+		{func(j *Job) { j.CPU = "0" }, "--cpu"},
+		{func(j *Job) { j.CPU = "-1" }, "--cpu"},
+		{func(j *Job) { j.CPU = "two" }, "--cpu"},
+		{func(j *Job) { j.Memory = "0Mi" }, "--memory"},
+		{func(j *Job) { j.Memory = "1 GB" }, "--memory"},
+		{func(j *Job) { j.TTL = -time.Second }, "--ttl"},
 	}
 	for _, c := range cases {
 		j := testJob()

@@ -69,6 +69,55 @@ func Decode(r io.Reader) (*Run, error) {
 	if err := dec.Decode(&run); err != nil {
 		return nil, fmt.Errorf("not a run file: %w", err)
 	}
+	return check(&run)
+}
+
+// Stdin is the run file name that stands for standard input (for --run-file,
+// standard output), as in vegeta's pipes.
+const Stdin = "-"
+
+// DecodeAll reads every run file in r, one JSON document after the other: several
+// concatenated, as kubectl logs prints the logs of several worker pods.
+func DecodeAll(r io.Reader) ([]*Run, error) {
+	dec := json.NewDecoder(r)
+	var runs []*Run
+	for {
+		var run Run
+		err := dec.Decode(&run)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("run file %d: not a run file: %w", len(runs)+1, err)
+		}
+		if _, err := check(&run); err != nil {
+			return nil, fmt.Errorf("run file %d: %w", len(runs)+1, err)
+		}
+		runs = append(runs, &run)
+	}
+	if len(runs) == 0 {
+		return nil, errors.New("no run file on standard input")
+	}
+	return runs, nil
+}
+
+// Open reads the run file at path, or the one on stdin when path is Stdin.
+func Open(path string, stdin io.Reader) (*Run, error) {
+	if path != Stdin {
+		return ReadFile(path)
+	}
+	runs, err := DecodeAll(stdin)
+	if err != nil {
+		return nil, fmt.Errorf("read run file from standard input: %w", err)
+	}
+	if len(runs) != 1 {
+		return nil, fmt.Errorf("read run file from standard input: %d run files, want one (etcdperf merge - reads several)", len(runs))
+	}
+	return runs[0], nil
+}
+
+// check checks a decoded run's version and histograms.
+func check(run *Run) (*Run, error) {
 	if run.Version != Version {
 		return nil, fmt.Errorf("%w %d (this build reads version %d)", ErrVersion, run.Version, Version)
 	}
@@ -79,7 +128,7 @@ func Decode(r io.Reader) (*Run, error) {
 			}
 		}
 	}
-	return &run, nil
+	return run, nil
 }
 
 // DefaultPath names a new run file in dir from the command and start time,

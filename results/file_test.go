@@ -117,3 +117,27 @@ func FuzzDecode(f *testing.F) {
 		_, _ = Decode(bytes.NewReader(b))
 	})
 }
+
+// TestDecodeAllAndOpen: run files concatenated on stdin (kubectl logs of several
+// pods, indented or not) are read one by one; "-" opens stdin, one run file only.
+func TestDecodeAllAndOpen(t *testing.T) {
+	one, _ := json.Marshal(sampleRun(t))
+	indented, _ := json.MarshalIndent(sampleRun(t), "", " ")
+	runs, err := DecodeAll(strings.NewReader(string(one) + "\n" + string(indented) + "\n"))
+	if err != nil || len(runs) != 2 || runs[1].Ops[0].Requests != 1000 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	for in, want := range map[string]string{
+		"":                               "no run file on standard input",
+		string(one) + "{":                "run file 2: not a run file",
+		string(one) + `{"version":99}`:   "run file 2: unsupported run file version",
+		string(one) + "\n" + string(one): "2 run files, want one",
+	} {
+		if _, err := Open(Stdin, strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%.20q: %v, want %q", in, err, want)
+		}
+	}
+	if r, err := Open(Stdin, bytes.NewReader(one)); err != nil || r.Command != "bench put" {
+		t.Errorf("Open(-): %+v, %v", r, err)
+	}
+}

@@ -2,22 +2,56 @@ package main
 
 import (
 	"errors"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/k8s"
+	"github.com/etcdperf/etcdperf/version"
 )
 
-// defaultImage is the etcdperf image the worker pods run unless --image says otherwise.
-const defaultImage = "ghcr.io/etcdperf/etcdperf:latest"
+// defaultImage is the etcdperf image the worker pods run unless --image says
+// otherwise: the one make image builds from this binary's commit.
+func defaultImage() string { return k8s.Repository + ":" + version.Get().Tag() }
 
 func newK8sCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "k8s",
 		Short: "Write Kubernetes manifests that run etcdperf from many machines",
 	}
-	cmd.AddCommand(newK8sJobCmd(a))
+	cmd.AddCommand(newK8sJobCmd(a), newK8sWorkerCmd())
+	return cmd
+}
+
+// newK8sWorkerCmd is the worker pods' command (k8s.Worker says what it does); the
+// image has no shell to do it.
+func newK8sWorkerCmd() *cobra.Command {
+	w := k8s.Worker{}
+	cmd := &cobra.Command{
+		Use:    "worker --results stdout|pvc -- bench|check ARGS...",
+		Short:  "Run one worker of a k8s job in its pod (the Job's command)",
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
+				return usageErr(errors.New("give the worker's command after --"))
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			w.Exe, w.Args = exe, args
+			code, err := w.Run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return usageErr(err)
+			}
+			if code != 0 {
+				return withCode(code, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&w.Results, "results", k8s.ResultsStdout, "stdout: print the run file alone; pvc: it is on the claim")
 	return cmd
 }
 
@@ -41,8 +75,19 @@ file as its log (collect with kubectl logs); --results pvc writes them to the
 PersistentVolumeClaim --pvc and adds a suspended Job that merges them there.
 
 The start time is --start-at, or --start-delay from now: apply the manifest before
-then (a worker that starts late fails, and the Job with it). The image needs
-etcdperf on its PATH and /bin/sh.`,
+then (a worker that starts late fails, and the Job with it).
+
+The pods pass Pod Security's restricted profile: they run as uid 65532 with the
+runtime's seccomp profile, no capabilities and a read-only root filesystem. Each
+requests and is limited to --cpu and --memory (Guaranteed QoS: the generator is
+not throttled below what it asked for); --ttl after they finish Kubernetes deletes
+the Jobs and pods (and with them the logs that hold stdout results).
+
+The default --image is the one 'make image' builds from this binary's commit
+(bin/etcdperf-image.tar, an OCI archive): push it to a registry the cluster pulls
+from (skopeo copy oci-archive:bin/etcdperf-image.tar docker://REGISTRY/etcdperf:TAG)
+or load it into a kind cluster (kind load image-archive bin/etcdperf-image.tar),
+and pass --image when its name differs. Any image with etcdperf on its PATH works.`,
 		Example: `  etcdperf k8s job --workers 4 --tls-secret etcd-client -- \
     bench put --endpoints=https://etcd-0.etcd:2379 --rate 20000 --duration 60s | kubectl apply -f -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -74,7 +119,10 @@ etcdperf on its PATH and /bin/sh.`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&j.Workers, "workers", 0, "worker pods, each driving 1/N of the load (required)")
-	f.StringVar(&j.Image, "image", defaultImage, "etcdperf image of the pods")
+	f.StringVar(&j.Image, "image", defaultImage(), "etcdperf image of the pods (default: what make image builds)")
+	f.StringVar(&j.CPU, "cpu", "2", "CPU each worker requests and is limited to (a Kubernetes quantity: 2, 1500m)")
+	f.StringVar(&j.Memory, "memory", "1Gi", "memory each worker requests and is limited to (a Kubernetes quantity: 1Gi, 512Mi)")
+	f.DurationVar(&j.TTL, "ttl", 24*time.Hour, "delete the finished Jobs and their pods this long after they end (0 keeps them)")
 	f.StringVar(&j.Namespace, "namespace", "", "namespace of the Job (default: kubectl's)")
 	f.StringVar(&j.Name, "name", "", "Job name (default etcdperf-<start time>)")
 	f.StringVar(&j.TLSSecret, "tls-secret", "", "Secret with the client's ca.crt, tls.crt and tls.key")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,7 +24,9 @@ func TestK8sJobCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	for _, want := range []string{"# etcdperf: 3 workers", "completionMode: Indexed", "--worker-index=$(JOB_COMPLETION_INDEX)",
-		"--start-at=2027-01-15T08:00:00Z", "secretName: etcd-client", "name: etcdperf-20270115-080000"} {
+		"--start-at=2027-01-15T08:00:00Z", "secretName: etcd-client", "name: etcdperf-20270115-080000",
+		// The default image is the one make image builds from this binary.
+		"image: ghcr.io/etcdperf/etcdperf:", "ttlSecondsAfterFinished: 86400", "type: RuntimeDefault"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("manifest lacks %q:\n%s", want, r.stdout)
 		}
@@ -34,6 +37,10 @@ func TestK8sJobCommand(t *testing.T) {
 		{"k8s", "job", "--", "bench", "put", "--endpoints=x"},                                // no --workers
 		{"k8s", "job", "--workers", "2", "--results", "nfs", "--", "check", "--endpoints=x"}, // bad --results
 		{"k8s", "job", "--workers", "2", "--start-at", "soon", "--", "check", "--endpoints=x"},
+		{"k8s", "job", "--workers", "2", "--cpu", "0", "--", "check", "--endpoints=x"},
+		{"k8s", "job", "--workers", "2", "--memory", "lots", "--", "check", "--endpoints=x"},
+		{"k8s", "job", "--workers", "2", "--ttl", "-1h", "--", "check", "--endpoints=x"},
+		{"k8s", "worker", "--", "bench", "put"}, // no --run-file
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) { assertCleanError(t, runBin(t, nil, args...)) })
 	}
@@ -52,7 +59,7 @@ func TestWorkersLocal(t *testing.T) {
 	ep, cli := benchEtcd(t)
 	const workers, rate = 4, 1000.0
 	job := k8s.Job{
-		Name: "local", Image: "unused", Workers: workers, Results: k8s.ResultsStdout,
+		Name: "local", Image: "unused", Workers: workers, Results: k8s.ResultsStdout, CPU: "1", Memory: "1Gi",
 		Args:    []string{"bench", "put", "--endpoints=" + ep, "--rate", fmt.Sprint(rate), "--duration", "5s", "--clients", "20"},
 		StartAt: time.Now().Add(3 * time.Second),
 	}
@@ -74,20 +81,23 @@ func TestWorkersLocal(t *testing.T) {
 			}
 			args = append(args, a)
 		}
-		cmd := exec.Command(binPath, append(args, "-w", "json")...)
+		// As the pod runs it: through k8s worker, whose stdout is the run file alone.
+		cmd := exec.Command(binPath, append(append(slices.Clone(job.WorkerCommand()[1:]), args...), "-w", "json")...)
 		cmd.Dir = dir
 		out := &bytes.Buffer{}
-		cmd.Stdout, cmd.Stderr = out, out
+		cmd.Stdout, cmd.Stderr = out, os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		cmds, outs, files = append(cmds, cmd), append(outs, out), append(files, file)
 	}
+	var logs bytes.Buffer // kubectl logs of every worker pod, one after the other
 	for i, cmd := range cmds {
-		// Exit 3 (a worker below 95% of its share) still wrote a run file to merge.
-		if err := cmd.Wait(); err != nil && cmd.ProcessState.ExitCode() != ExitInvalid {
+		// A worker that wrote its run file succeeded, whatever its verdict.
+		if err := cmd.Wait(); err != nil {
 			t.Fatalf("worker %d: %v\n%s", i, err, outs[i])
 		}
+		logs.Write(outs[i].Bytes())
 	}
 	checkUntouched(t, cli)
 	for i, f := range files {
@@ -102,7 +112,8 @@ func TestWorkersLocal(t *testing.T) {
 	}
 
 	merged := filepath.Join(dir, "merged.json")
-	r := runBin(t, nil, append(append([]string{"merge"}, files...), "-o", merged, "-w", "json")...)
+	// The header's command: the logs piped into merge -.
+	r := runBinStdin(t, &logs, nil, "merge", "-", "-o", merged, "-w", "json")
 	// 1 (a failing verdict) or 3 (invalid) still merged; this machine may be saturated.
 	if r.code == ExitError {
 		t.Fatalf("merge: exit %d: %s", r.code, r.stderr)

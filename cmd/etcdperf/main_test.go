@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +46,14 @@ type result struct {
 // and env added to the environment.
 func runBin(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return runBinStdin(t, nil, env, args...)
+}
+
+// runBinStdin is runBin with stdin as the binary's standard input.
+func runBinStdin(t *testing.T, stdin io.Reader, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binPath, args...)
+	cmd.Stdin = stdin
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer

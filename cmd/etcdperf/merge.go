@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -31,11 +32,14 @@ merge refuses run files of different clusters, commands, op sets or workload fla
 (flags that say which worker it was, its share of --rate and --total, its files
 and its connection may differ). analyze, report and compare read the merged file as
 one run. It prints the same summary and diagnosis as bench (-w json: the same object).
+"-" reads run files from standard input, one JSON document after the other (the
+logs of a k8s job's workers).
 
 Exit 0 merged and the verdict passes, 1 the verdict is fail, 2 could not merge
 (unreadable or unlike run files), 3 the merged run is invalid.`,
 		Example: `  etcdperf merge worker-0.json worker-1.json worker-2.json worker-3.json -o merged.json
-  etcdperf merge results/w*.json -w json`,
+  etcdperf merge results/w*.json -w json
+  kubectl logs -l etcdperf.io/job=NAME --tail=-1 --max-log-requests=8 | etcdperf merge - -o NAME.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return a.merge(args, out)
@@ -49,8 +53,23 @@ func (a *app) merge(paths []string, out string) error {
 	if out == "" {
 		out = a.runFile
 	}
-	runs := make([]*results.Run, len(paths))
+	var runs []*results.Run
+	var names []string
 	for i, p := range paths {
+		if p == results.Stdin {
+			// Several run files one after the other: kubectl logs of the workers.
+			if slices.Contains(paths[:i], results.Stdin) {
+				return usageErr(errors.New("- is named twice: its requests would count twice"))
+			}
+			rs, err := results.DecodeAll(a.stdin)
+			if err != nil {
+				return usageErr(fmt.Errorf("merge -: %w", err))
+			}
+			for j, r := range rs {
+				runs, names = append(runs, r), append(names, fmt.Sprintf("stdin#%d", j+1))
+			}
+			continue
+		}
 		if out != "" && sameFile(p, out) {
 			return usageErr(fmt.Errorf("-o %s is one of the run files to merge", out))
 		}
@@ -63,9 +82,9 @@ func (a *app) merge(paths []string, out string) error {
 		if err != nil {
 			return err
 		}
-		runs[i] = r
+		runs, names = append(runs, r), append(names, p)
 	}
-	merged, err := results.Merge(runs, paths)
+	merged, err := results.Merge(runs, names)
 	if errors.Is(err, results.ErrUnlike) {
 		return usageErr(err)
 	}
