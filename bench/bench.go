@@ -202,7 +202,7 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 	// gRPC's per-call garbage made GC ~9% of the generator's CPU at the default
 	// GOGC; a small heap (no latency slices) can trade a little memory for fewer
 	// collections, leaving that CPU to the requests.
-	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent(liveHeap())))
+	defer debug.SetGCPercent(debug.SetGCPercent(loadGCPercent()))
 	e.drive(ctx, w)
 	if fin != nil {
 		fin.Finish(ctx)

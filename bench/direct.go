@@ -65,7 +65,7 @@ func DialDirect(ctx context.Context, cfg clientv3.Config) (*grpc.ClientConn, err
 	opts := []grpc.DialOption{
 		grpc.WithResolvers(r),
 		grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`),
+		grpc.WithDefaultServiceConfig(balancing(len(addrs))),
 		// gRPC's own retry buffers every request for a possible replay; the
 		// measurement wants none.
 		grpc.WithDisableRetry(),
@@ -94,6 +94,16 @@ func DialDirect(ctx context.Context, cfg clientv3.Config) (*grpc.ClientConn, err
 		return nil, fmt.Errorf("load connection to %s: %w", strings.Join(cfg.Endpoints, ","), err)
 	}
 	return conn, nil
+}
+
+// balancing is the service config of a connection to n endpoints: round-robin
+// over several, as etcd's client; pick_first for one, whose picker is a
+// constant where round_robin's picks through a child balancer per endpoint.
+func balancing(n int) string {
+	if n == 1 {
+		return `{"loadBalancingConfig":[{"pick_first":{}}]}`
+	}
+	return `{"loadBalancingConfig":[{"round_robin":{}}]}`
 }
 
 // directTarget is the credentials and host:port addresses of eps, as etcd's

@@ -1,6 +1,9 @@
 package bench
 
-import "runtime/metrics"
+import (
+	"runtime"
+	"runtime/metrics"
+)
 
 // gcPercent is the GOGC the load runs under: up to 400 while the extra heap it
 // allows stays within gcHeadroom, never below Go's default of 100, so a heap
@@ -23,4 +26,13 @@ func liveHeap() uint64 {
 		return 0
 	}
 	return s[0].Value.Uint64()
+}
+
+// loadGCPercent collects the garbage of the set-up (scrapes, connections, the
+// fill) before the load, so that the load does not pay for it inside the
+// measured window, and returns the GOGC for the load from the heap that
+// survived: without a collection since start-up, liveHeap would read 0.
+func loadGCPercent() int {
+	runtime.GC()
+	return gcPercent(liveHeap())
 }

@@ -21,12 +21,11 @@ type measured struct {
 	err error
 }
 
-// measure is what every load-driving command does: collect host facts, time the
-// client-to-cluster round trip, scrape the members' /metrics before, during and
-// after the load, drive it, and analyze the result.
+// measure is what every load-driving command does: time the client-to-cluster
+// round trip, scrape the members' /metrics before, during and after the load,
+// drive it, collect host facts, and analyze the result.
 func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.Workload, run *results.Run, opts analyze.Options) measured {
-	run.Host = hardware.Collect(hardware.Config{DataDir: embeddedDir(t)})
-	readMemberLimits(t, run)
+	readMemberLimits(t, run) // while the members surely run
 	if opts.NetworkRTTMs == 0 {
 		opts.NetworkRTTMs = statusRTTMs(ctx, t)
 	}
@@ -43,6 +42,9 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 	cfg.Connected, cfg.DialTimeout = t.connected, a.conn.dialTimeout
 	m := measured{run: run}
 	m.err = bench.Run(ctx, cfg, w, run)
+	// Host facts do not change with the load: read after it, they add nothing to
+	// the time before it starts nor garbage to collect during it.
+	run.Host = hardware.Collect(hardware.Config{DataDir: embeddedDir(t)})
 	// After the run, also after Ctrl-C: the "after" scrape brackets what was measured.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	run.Scrapes = scraper.After(sctx)
