@@ -16,6 +16,7 @@ import (
 	"github.com/etcdperf/etcdperf/drill"
 	"github.com/etcdperf/etcdperf/inspect"
 	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -283,10 +284,8 @@ stops itself, and --retire-cmd (with %s for its name) may then discard it.`,
 	return cmd
 }
 
-func (rf *replaceFlags) members(t *target) (drill.Members, error) {
-	if t.Cluster != nil {
-		return &drill.Embedded{Cluster: t.Cluster}, nil
-	}
+// commands are the user's commands that start the fresh member on their cluster.
+func (rf *replaceFlags) commands() (*drill.Commands, error) {
 	name, urls, ok := strings.Cut(rf.newMember, "=")
 	peer, client, ok2 := strings.Cut(urls, ",")
 	if !ok || !ok2 || name == "" || peer == "" || client == "" || rf.startCmd == "" {
@@ -308,14 +307,19 @@ func (a *app) runReplace(cmd *cobra.Command, df *drillFlags, rf *replaceFlags) e
 	if err != nil {
 		return usageErr(err)
 	}
+	var ms drill.Members
+	if len(a.conn.endpoints) > 0 && df.yes {
+		if ms, err = rf.commands(); err != nil {
+			return err
+		}
+	}
 	t, settings, err := a.drillTarget(cmd, df)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	ms, err := rf.members(t)
-	if err != nil {
-		return err
+	if t.Cluster != nil {
+		ms = &drill.Embedded{Cluster: t.Cluster}
 	}
 	env := a.drillEnv(t)
 	plan, err := drill.PlanReplace(ctx, env, rf.member, rf.asVoter)
@@ -342,7 +346,7 @@ func (a *app) runReplace(cmd *cobra.Command, df *drillFlags, rf *replaceFlags) e
 	if perr := a.printReplace(rep); perr != nil {
 		return perr
 	}
-	if werr := writeDrillReport(df.report, rep, rep.Load, rep.Phases); werr != nil && err == nil {
+	if werr := writeDrillReport(df.report, "drill replace-member ("+rep.Mode+")", rep, rep.Load, rep.Phases); werr != nil && err == nil {
 		err = werr
 	}
 	return drillExit(err, rep.Interrupted, rep.Verify.OK(len(plan.Survey.Voters())))
@@ -356,18 +360,15 @@ func (a *app) printReplace(rep *drill.ReplaceReport) error {
 }
 
 // writeDrillReport writes the drill's JSON and its timeline plot to dir, when named.
-func writeDrillReport(dir string, rep any, run *results.Run, ps []drill.Phase) error {
+func writeDrillReport(dir, title string, rep any, run *results.Run, ps []drill.Phase) error {
 	if dir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--report: %w", err)
+	spans := make([]report.Span, len(ps))
+	for i, p := range ps {
+		spans[i] = report.Span{Name: strings.TrimSpace(p.Name + " " + p.Member), Start: p.Start, End: p.End}
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(dir+"/drill.json", append(b, '\n'), 0o644)
+	return report.WriteDrill(dir, rep, run, spans, title)
 }
 
 // restartFlags are rolling-restart's own options.
@@ -441,7 +442,7 @@ func (a *app) runRestart(cmd *cobra.Command, df *drillFlags, rf *restartFlags) e
 	} else if perr := rep.WriteText(a.stdout); perr != nil {
 		return perr
 	}
-	if werr := writeDrillReport(df.report, rep, rep.Load, rep.Phases); werr != nil && err == nil {
+	if werr := writeDrillReport(df.report, "drill rolling-restart", rep, rep.Load, rep.Phases); werr != nil && err == nil {
 		err = werr
 	}
 	return drillExit(err, rep.Interrupted, rep.Verify.OK(len(plan.Survey.Voters())))
