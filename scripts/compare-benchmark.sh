@@ -20,7 +20,7 @@ etcdperf=${ETCDPERF:-bin/etcdperf}
 nullkv=${NULLKV:-bin/nullkv}
 [ -x "$etcdperf" ] || go build -o "$etcdperf" ./cmd/etcdperf
 [ -x "$nullkv" ] || go build -o "$nullkv" ./cmd/nullkv
-for tool in "$bindir/benchmark" "$bindir/etcd" /usr/bin/time jq curl; do
+for tool in "$bindir/benchmark" "$bindir/etcd" jq curl; do
   command -v "$tool" >/dev/null || { echo "compare: $tool not found" >&2; exit 1; }
 done
 [ "$rounds" -ge 1 ] || { echo "compare: ROUNDS must be at least 1" >&2; exit 1; }
@@ -53,18 +53,20 @@ pids+=($!)
 null_ep=127.0.0.1:$((port + 2))
 wait_health "http://$null_ep"
 
-# timed CMD...: runs CMD under GNU time, leaves its stdout in $work/out and prints its
-# user+sys CPU-seconds. etcdperf exits 1 (verdict fail) or 3 (invalid, e.g. the generator
-# saturated the 2 cores) after a complete run; only 2 and above 3 mean it could not run.
+# timed CMD...: runs CMD, leaves its stdout in $work/out and prints its user+sys
+# CPU-seconds: bash's time, from the kernel's rusage of the child, to the millisecond
+# (GNU time rounds to 10 ms, a few percent of a run). etcdperf exits 1 (verdict fail)
+# or 3 (invalid, e.g. the generator saturated the 2 cores) after a complete run; only 2
+# and above 3 mean it could not run.
 timed() {
-  local rc=0
-  /usr/bin/time -f '%U %S' -o "$work/time" "$@" >"$work/out" 2>"$work/err" || rc=$?
+  local rc=0 TIMEFORMAT='%3U %3S'
+  { time "$@" >"$work/out" 2>"$work/err"; } 2>"$work/time" || rc=$?
   if [ "$rc" = 2 ] || [ "$rc" -gt 3 ]; then
     echo "compare: $* exited $rc:" >&2
     tail -n 5 "$work/err" >&2
     return 1
   fi
-  tail -n 1 "$work/time" | awk '{print $1 + $2}' # GNU time puts 'Command exited with non-zero status' first
+  tail -n 1 "$work/time" | awk '{print $1 + $2}'
 }
 
 # run_benchmark SERVER OP N / run_etcdperf SERVER OP N: one run; appends
@@ -96,6 +98,14 @@ run_etcdperf() {
   row "$server" "$op" etcdperf "$round" "$rps" "$p99" "$cpu" "$n" "$inwin"
 }
 row() {
+  local v
+  for v in "$5" "$6" "$7"; do
+    if ! awk -v v="$v" 'BEGIN {exit !(v ~ /^[0-9.eE+-]+$/ && v + 0 > 0)}'; then
+      echo "compare: $3 against $1 ($2, round $4) printed no usable figures (req/s '$5', p99 '$6', cpu '$7'); its output:" >&2
+      tail -n 20 "$work/out" >&2
+      return 1
+    fi
+  done
   echo "$1 $2 $3 $4 $5 $6 $7 $8" >>"$work/rows"
   local inwin=""
   [ -n "$9" ] && inwin=$(awk -v c="$9" -v n="$8" 'BEGIN {printf "%.1f", c / n * 1e6}')
@@ -122,7 +132,7 @@ for server in etcd null; do
   done
 done
 echo "load after:  $(uptime)"
-echo "cpu us/req and req/cpu-s are whole-process user+sys (GNU time) for both tools; in-window is etcdperf's own CPU over the measured window."
+echo "cpu us/req and req/cpu-s are whole-process user+sys (rusage of the child) for both tools; in-window is etcdperf's own CPU over the measured window."
 
 # Summary: for each server, op and metric, the median over rounds of etcdperf/benchmark
 # within a pair, and the median of each tool's own figure.
@@ -151,8 +161,12 @@ END {
     line("throughput, etcd (req/s)", op, median(bt["etcd " op]), median(et["etcd " op]), median(tr["etcd " op]), ">=", 1.10)
     line("client CPU per request, etcd (us)", op, 1e6 / median(be["etcd " op]), 1e6 / median(ee["etcd " op]), median(cr["etcd " op]), "<=", 0.80)
     line("req/s per client core, null server", op, median(be["null " op]), median(ee["null " op]), median(pc["null " op]), ">=", 1.50)
+    info("throughput, null server (req/s)", op, median(bt["null " op]), median(et["null " op]), median(tr["null " op]))
   }
   printf "targets met: %d of %d\n", met, all
+}
+function info(name, op, b, e, r) {
+  printf "%-44s %-6s %10.1f %10.1f %8.2f %8s  %s\n", name, op, b, e, r, "-", "(no target)"
 }
 function line(name, op, b, e, r, cmp, t,   ok) {
   ok = cmp == ">=" ? r >= t : r <= t
