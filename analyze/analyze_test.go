@@ -214,3 +214,44 @@ func TestWriteRuleTable(t *testing.T) {
 		t.Errorf("table lacks the WAL rule:\n%s", b.String())
 	}
 }
+
+// TestFailingRequestsFailTheVerdict: a healthy fixture whose requests failed, or
+// took 60 s and more, is a fail naming the codes; before, errors never reached
+// the verdict (the run read pass), and a pacer whose lag was never measured
+// graded ok.
+func TestFailingRequestsFailTheVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*results.Run)
+		want string // in the verdict summary
+	}{
+		{"errors", func(r *results.Run) {
+			r.Ops[0].Errors, r.Ops[0].ErrorsByCode = 40, map[string]int64{"ResourceExhausted": 38, "Unavailable": 2}
+		}, "40 of 300 requests failed (ResourceExhausted 38, Unavailable 2)"},
+		{"over 60 s", func(r *results.Run) { r.Ops[0].OverMaxLatency = 3 }, "3 requests took ≥ 60 s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := fixtureRun(t, "3.6")
+			tc.mod(run)
+			rep, err := Run(run, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict.Status != finding.StatusFail || !strings.Contains(rep.Verdict.Summary, tc.want) {
+				t.Errorf("verdict %+v, want fail with %q", rep.Verdict, tc.want)
+			}
+		})
+	}
+	t.Run("pacer lag not measured", func(t *testing.T) {
+		run := fixtureRun(t, "3.6")
+		run.Ops[0].TargetRPS = 150 // open loop, but the pacer never slept
+		c := pacingRule(&Input{Run: run})
+		if c.Severity != finding.Unknown {
+			t.Errorf("pacer lag never measured grades %s (%s), want unknown", c.Severity, c.Observed)
+		}
+		run.Client.PacingWakeups = 1500
+		if c := pacingRule(&Input{Run: run}); c.Severity != finding.OK {
+			t.Errorf("a measured lag of 0 grades %s", c.Severity)
+		}
+	})
+}

@@ -70,6 +70,8 @@ const (
 	srcClient     = "etcdperf measurement rules: a saturated generator measures itself, not the server"
 	srcNetGap     = "etcdperf: client latency minus server-side latency is network and queueing; thresholds as peer RTT (50/150 ms)"
 	srcLateStarts = "etcdperf measurement rules (like k6 dropped iterations)"
+	srcErrors     = "etcdctl check perf (any error fails: etcd 3.6.16 etcdctl/ctlv3/command/check.go)"
+	srcOverMax    = "etcdperf measurement rules (latency histograms span 1 µs .. 60 s): a reply after a minute is past any objective"
 )
 
 // Rules is the table the analyzer grades with, one row per signal.
@@ -181,6 +183,14 @@ var Rules = []Rule{
 		Eval:   rangeDurationRule},
 
 	// cluster health context
+	{Class: finding.ClassHealth, Signal: "request errors (run)",
+		Threshold: "ok 0; fail ≥ 1", Source: srcErrors,
+		Advice: "Requests failed: the codes say why (ResourceExhausted: the db is at its quota or a request is too large; Unavailable or DeadlineExceeded: no leader, or the cluster is overloaded; PermissionDenied / Unauthenticated: credentials).",
+		Eval:   requestErrorsRule},
+	{Class: finding.ClassHealth, Signal: "requests of 60 s or more (run)",
+		Threshold: "ok 0; fail ≥ 1", Source: srcOverMax,
+		Advice: "Requests waited a minute or more: the cluster stalled (a stopped member, lost quorum, a full disk); the percentiles that reach them read ≥ 60 s.",
+		Eval:   overMaxRule},
 	{Class: finding.ClassHealth, Signal: "has leader (" + mHasLeader + ")", Key: true, PerMember: true,
 		Threshold: "ok 1; fail 0", Source: srcLeader,
 		Advice: "A member had no leader: the cluster could not serve writes.",

@@ -3,6 +3,10 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"sort"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
 
 // rssRule grades the member's peak RSS against the memory it really has.
@@ -133,6 +137,11 @@ func pacingRule(in *Input) Check {
 		return Check{} // closed loop: no pacer
 	}
 	lag := in.Run.Client.PacingLagP99Ms
+	if lag == 0 && in.Run.Client.PacingWakeups == 0 {
+		// The pacer never slept (always behind, or a run file that did not keep
+		// its lag): nothing was measured, which is not a lag of zero.
+		return unknown("the pacer's lag was not measured")
+	}
 	return Check{Severity: grade(lag, 20, 100), Observed: fmt.Sprintf("%s ms", trimFloat(lag))}
 }
 
@@ -152,4 +161,56 @@ func lateStartRule(in *Input) Check {
 	}
 	r := float64(late) / float64(reqs)
 	return Check{Severity: grade(r, 0.01, math.Inf(1)), Observed: fmt.Sprintf("%d of %d = %.1f%%", late, reqs, r*100)}
+}
+
+// requestErrorsRule fails on any failed request of the run, naming the codes:
+// errors are the server's answer, so they fail the verdict (the run stays valid).
+func requestErrorsRule(in *Input) Check {
+	if in.Run == nil || len(in.Run.Ops) == 0 {
+		return Check{}
+	}
+	var errs, reqs int64
+	byCode := map[string]int64{}
+	for _, op := range in.Run.Ops {
+		errs += op.Errors
+		reqs += op.Requests
+		for c, n := range op.ErrorsByCode {
+			byCode[c] += n
+		}
+	}
+	if reqs == 0 {
+		return unknown("no requests")
+	}
+	if errs == 0 {
+		return Check{Severity: finding.OK, Observed: fmt.Sprintf("0 of %d", reqs)}
+	}
+	codes := make([]string, 0, len(byCode))
+	for c := range byCode {
+		codes = append(codes, c)
+	}
+	sort.Slice(codes, func(i, j int) bool {
+		if byCode[codes[i]] != byCode[codes[j]] {
+			return byCode[codes[i]] > byCode[codes[j]]
+		}
+		return codes[i] < codes[j]
+	})
+	for i, c := range codes {
+		codes[i] = fmt.Sprintf("%s %d", c, byCode[c])
+	}
+	return Check{Severity: finding.Fail, Observed: fmt.Sprintf("%d of %d requests failed (%s)", errs, reqs, strings.Join(codes, ", "))}
+}
+
+// overMaxRule fails when a request (sent or charged unsent) took 60 s or more.
+func overMaxRule(in *Input) Check {
+	if in.Run == nil || len(in.Run.Ops) == 0 {
+		return Check{}
+	}
+	var n int64
+	for _, op := range in.Run.Ops {
+		n += op.OverMaxLatency
+	}
+	if n == 0 {
+		return Check{Severity: finding.OK, Observed: "0"}
+	}
+	return Check{Severity: finding.Fail, Observed: fmt.Sprintf("%d requests took ≥ 60 s", n)}
 }

@@ -111,7 +111,23 @@ type Config struct {
 	// waits for a connection to be ready).
 	Connected   func() bool
 	DialTimeout time.Duration
+
+	// StartAt, when set, is the wall-clock time the load starts: Run prepares
+	// (fills keys, opens watches) first and then waits for it, so the workers of
+	// one run (--start-at) start their clocks together whatever their fill took.
+	StartAt time.Time
+
+	// WindowStart, when set, is called where the measured window begins: after
+	// the setup, the wait for StartAt and the warm-up, before the first measured
+	// request is due (with load already running when there is a warm-up).
+	// LoadDone, when set, is called once the load stopped and its results
+	// arrived, before the prefix is deleted. Scrapes taken in them bracket the
+	// load and nothing else: not the prefix check, the fill or the cleanup.
+	WindowStart, LoadDone func()
 }
+
+// ErrStartPassed is returned when the setup ended after Config.StartAt.
+var ErrStartPassed = errors.New("the start time passed during the setup")
 
 // ErrUnreachable ends a run that lost every connection to the cluster.
 var ErrUnreachable = errors.New("lost the cluster")
@@ -188,6 +204,7 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 	e := &engine{cfg: cfg, kinds: kinds}
 	e.measureStart.Store(-1) // nothing is measured before the load starts
 	fin, _ := w.(Finisher)
+	setup := time.Now()
 	if p, ok := w.(Preparer); ok {
 		if err := p.Prepare(ctx, e.emit); err != nil {
 			if fin != nil {
@@ -199,6 +216,16 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 			return fmt.Errorf("prepare: %w", err)
 		}
 	}
+	run.SetupS = time.Since(setup).Seconds()
+	if err := waitStart(ctx, cfg.StartAt); err != nil {
+		if fin != nil {
+			fin.Finish(ctx)
+		}
+		if l := lost(); l != nil {
+			return l
+		}
+		return err
+	}
 	// gRPC's per-call garbage made GC ~9% of the generator's CPU at the default
 	// GOGC; a small heap (no latency slices) can trade a little memory for fewer
 	// collections, leaving that CPU to the requests.
@@ -208,6 +235,9 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 		fin.Finish(ctx)
 	}
 	e.closeRecorder()
+	if cfg.LoadDone != nil {
+		cfg.LoadDone()
+	}
 	window := e.window(ctx)
 	ops := make([]results.Op, len(kinds))
 	for i, k := range kinds {
@@ -229,6 +259,26 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 		return l
 	}
 	return ctx.Err()
+}
+
+// waitStart waits until at (when set); it fails when the setup already took
+// past it, since this worker would start after the others.
+func waitStart(ctx context.Context, at time.Time) error {
+	if at.IsZero() {
+		return nil
+	}
+	d := time.Until(at)
+	if d < 0 {
+		return fmt.Errorf("%w: it ended %s after %s; pick a later --start-at", ErrStartPassed, (-d).Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the start at %s: %w", at.UTC().Format(time.RFC3339Nano), context.Cause(ctx))
+	}
 }
 
 // watchConnection returns a context that is cancelled with an ErrUnreachable
@@ -278,10 +328,12 @@ type engine struct {
 	measureStart atomic.Int64
 	recDone      chan struct{}
 	lag          *results.Summary
+	lagN         int64 // the pacer's wake-ups behind lag
 	cpu0, cpu1   time.Duration
 	maxRSS       int64
 	stopped      time.Duration // when the workers returned, since t0
-	schedEnd     time.Duration // open loop: where the schedule ended, since t0
+	sched        schedule      // open loop: where the schedule ended, since t0
+	pacer        Pacer
 }
 
 func (e *engine) since() time.Duration { return time.Since(e.t0) }
@@ -290,13 +342,16 @@ func (e *engine) since() time.Duration { return time.Since(e.t0) }
 // for events still in flight.
 func (e *engine) drive(ctx context.Context, w Workload) {
 	cfg := e.cfg
+	if cfg.Warmup == 0 && cfg.WindowStart != nil {
+		cfg.WindowStart()
+	}
 	e.t0 = time.Now()
 	// Room for a few polls' worth of samples at tens of thousands of requests a second.
-	e.rec = newRecorder(len(e.kinds), e.t0, 1<<14)
+	e.rec = newRecorder(len(e.kinds), e.t0, cfg.Warmup, 1<<14)
 	e.recDone = make(chan struct{})
 	go func() { e.rec.run(); close(e.recDone) }()
 	e.measureStart.Store(e.t0.Add(cfg.Warmup).UnixNano())
-	b := bounds{warmup: cfg.Warmup, total: cfg.Total}
+	b := bounds{warmup: cfg.Warmup, total: cfg.Total, grace: EndGrace}
 	if cfg.Duration > 0 {
 		b.end = cfg.Warmup + cfg.Duration
 	}
@@ -305,12 +360,14 @@ func (e *engine) drive(ctx context.Context, w Workload) {
 	var lag chan *results.Summary
 	if cfg.Rate > 0 {
 		p := Pacer{Rate: cfg.Rate}
+		e.pacer = p
 		tickets := make(chan ticket, cfg.Workers)
 		lag = make(chan *results.Summary, 1)
 		go func() {
-			end, h := dispatch(ctx, p, b, e.since, tickets)
-			e.schedEnd = end // read after <-lag
+			sched, h := dispatch(ctx, p, b, e.since, tickets)
+			e.sched = sched // read after <-lag
 			s := results.Summarize(h)
+			e.lagN = h.TotalCount() // read after <-lag
 			lag <- &s
 		}()
 		for id := range cfg.Workers {
@@ -336,6 +393,9 @@ func (e *engine) drive(ctx context.Context, w Workload) {
 		select {
 		case <-t.C:
 			e.cpu0, _ = rusage()
+			if cfg.WindowStart != nil {
+				cfg.WindowStart()
+			}
 		case <-done:
 		}
 		t.Stop()
@@ -346,8 +406,43 @@ func (e *engine) drive(ctx context.Context, w Workload) {
 	stopProgress()
 	if lag != nil {
 		e.lag = <-lag
+		e.chargeUnsent()
 	}
 }
+
+// chargeUnsent records the requests the dispatcher held back because every
+// worker was busy: their response time runs from their due time to the moment
+// the run stopped, a lower bound of what a user sending them would have waited.
+// Their op kind follows the workload's shares (the kind of a request is only
+// known once a worker runs it): an equidistributed sequence over the cumulative
+// shares, so n unsent requests split like n sent ones would.
+func (e *engine) chargeUnsent() {
+	var total float64
+	for _, k := range e.kinds {
+		total += k.Share
+	}
+	for seq := e.sched.unsentFrom; seq < e.sched.unsentTo; seq++ {
+		due := e.pacer.Due(seq)
+		if due < e.cfg.Warmup {
+			continue
+		}
+		kind, x := 0, math.Mod(float64(seq)*goldenFrac, 1)*total
+		for i, k := range e.kinds {
+			if k.Share > 0 {
+				kind = i
+				if x < k.Share {
+					break
+				}
+				x -= k.Share
+			}
+		}
+		e.rec.in <- sample{start: int64(e.stopped), done: int64(e.stopped), resp: int64(e.stopped - due), kind: uint8(kind), unsent: true, paced: true}
+	}
+}
+
+// goldenFrac is the fractional part of the golden ratio: multiples of it mod 1
+// spread as evenly as any sequence can.
+const goldenFrac = 0.6180339887498949
 
 // progress reports to cfg.Progress until the returned stop is called.
 func (e *engine) progress() (stop func()) {
@@ -478,7 +573,7 @@ func (e *engine) window(ctx context.Context) time.Duration {
 	case ctx.Err() != nil:
 		end = e.stopped
 	case e.cfg.Rate > 0:
-		end = max(e.schedEnd, time.Duration(e.rec.lastSent))
+		end = max(e.sched.end, time.Duration(e.rec.lastSent))
 	default:
 		end = time.Duration(e.rec.lastDone)
 		if e.cfg.Duration > 0 {
@@ -503,21 +598,29 @@ func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, w
 		Cores:       runtime.GOMAXPROCS(0),
 	}
 	if e.lag != nil {
-		run.Client.PacingLagP99Ms = e.lag.P99
+		run.Client.PacingLagP99Ms, run.Client.PacingWakeups = e.lag.P99, e.lagN
 	}
 	run.Interrupted = ctx.Err() != nil
 	run.Valid, run.InvalidReason = true, ""
+	// Validity is about the generator producing the load: requests sent and
+	// completed, successes and errors alike. Errors are the server's answer and
+	// fail the verdict (with their codes); they do not make the run invalid.
 	r := e.rec
+	var unsent int64
+	for _, op := range ops {
+		unsent += op.Unsent
+	}
 	switch {
-	case r.pacedReq == 0:
+	case r.pacedReq == 0 && unsent == 0:
 		run.Valid, run.InvalidReason = false, "no request completed in the measured window"
-	case r.paced == 0:
-		run.Valid, run.InvalidReason = false, fmt.Sprintf("all %d requests failed", r.pacedReq)
 	case cfg.Rate > 0 && window > 0:
-		achieved := float64(r.paced) / window.Seconds()
+		achieved := float64(r.pacedReq) / window.Seconds()
 		if achieved < ValidRateFraction*cfg.Rate {
 			run.Valid = false
-			run.InvalidReason = fmt.Sprintf("achieved %.0f req/s of %.0f target (%.0f%%)", achieved, cfg.Rate, 100*achieved/cfg.Rate)
+			run.InvalidReason = fmt.Sprintf("sent %.0f req/s of %.0f target (%.0f%%)", achieved, cfg.Rate, 100*achieved/cfg.Rate)
+			if unsent > 0 {
+				run.InvalidReason += fmt.Sprintf("; %d requests due were never sent: all %d clients were waiting on replies", unsent, cfg.Workers)
+			}
 		}
 	}
 }

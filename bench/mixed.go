@@ -120,9 +120,10 @@ func (m *Mixed) Worker(id int) Op {
 		if acked != nil {
 			v = stamp(val)
 		}
-		_, err := kv.Put(ctx, key, v)
+		resp, err := kv.Put(ctx, key, v)
 		if acked != nil && err == nil && i < m.set.keys.n {
 			acked[m.set.slot(i)]++
+			m.set.revs.ack(resp.Header.Revision, m.set.slot(i))
 		}
 		return Outcome{Kind: 1, Sent: int64(len(key) + len(v)), Err: err}
 	}

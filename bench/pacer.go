@@ -41,58 +41,128 @@ type ticket struct {
 	due time.Duration // offset from the run's start
 }
 
+// EndGrace is how long after the end of a duration-bounded window the
+// dispatcher still hands out requests that were due before the end while every
+// worker is busy. A healthy run's backlog of a few milliseconds is sent (late,
+// and charged from its due time), so it does not lower the achieved rate; a
+// stalled server or an unreachable rate stretches the run by at most this much,
+// and what is still unsent then is charged as unsent (see schedule).
+const EndGrace = time.Second
+
 // bounds says when the dispatcher stops: after the measured window (warm-up plus
 // duration) or after total measured requests, whichever comes first.
 type bounds struct {
 	warmup time.Duration
 	end    time.Duration // 0: no time bound
 	total  uint64        // 0: no count bound
+	grace  time.Duration // see EndGrace
+}
+
+// schedule is where a dispatcher stopped.
+type schedule struct {
+	// end is the due time of the request after the last one the schedule holds.
+	end time.Duration
+	// unsentFrom..unsentTo (exclusive) are the requests that were due before the
+	// end (or the stop) but never handed to a worker: every worker was busy, past
+	// the grace. They are charged as unsent from their due time to the moment the
+	// run stops, so a server stalled over the end of a run shows in the
+	// percentiles instead of vanishing from them.
+	unsentFrom, unsentTo uint64
+}
+
+// unsent is the number of requests the dispatcher held back.
+func (s schedule) unsent() uint64 { return s.unsentTo - s.unsentFrom }
+
+// dueBefore is the number of requests due before t (the first index due at or after t).
+func (p Pacer) dueBefore(t time.Duration) uint64 {
+	if t <= 0 {
+		return 0
+	}
+	i := uint64(float64(t) / float64(time.Second) * p.Rate)
+	for i > 0 && p.Due(i-1) >= t {
+		i--
+	}
+	for p.Due(i) < t {
+		i++
+	}
+	return i
 }
 
 // dispatch feeds tickets to the workers on p's schedule until the bounds are
 // reached or ctx is done, then closes out. It returns where the schedule ended
-// (the due time of the request after the last one sent) and how late it woke up
-// against the schedule (microseconds): the client-saturation signal. Only
-// wake-ups after a sleep count; when workers are all busy the dispatcher blocks
-// on out, and the backlog it then hands out at once is the workers' lateness
-// (late starts), not the pacer's.
-func dispatch(ctx context.Context, p Pacer, b bounds, clock func() time.Duration, out chan<- ticket) (end time.Duration, lag *hdr.Histogram) {
+// and which requests it could not hand out, and how late it woke up against the
+// schedule (microseconds): the client-saturation signal. Only wake-ups after a
+// sleep count; when workers are all busy the dispatcher blocks on out, and the
+// backlog it then hands out at once is the workers' lateness (late starts), not
+// the pacer's.
+//
+// Every request due before the end is accounted for: handed out (on time or
+// late) or, when the workers are still all busy b.grace after the end, returned
+// as unsent. The hot path (a worker free to take the ticket) does not touch the
+// timer.
+func dispatch(ctx context.Context, p Pacer, b bounds, clock func() time.Duration, out chan<- ticket) (sched schedule, lag *hdr.Histogram) {
 	defer close(out)
 	lag = results.NewHist()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var measured uint64
+	// held returns the schedule with requests i.. up to limit (a time) unsent.
+	held := func(i uint64, end, limit time.Duration) schedule {
+		to := p.dueBefore(limit)
+		if b.total > 0 {
+			// Count-bounded: nothing past the total was ever due.
+			to = min(to, i+b.total-measured+1)
+		}
+		return schedule{end: end, unsentFrom: i, unsentTo: max(to, i)}
+	}
 	for i := uint64(0); ; i++ {
 		due := p.Due(i)
 		if b.end > 0 && due >= b.end {
-			return b.end, lag
+			return schedule{end: b.end, unsentFrom: i, unsentTo: i}, lag
 		}
 		if due >= b.warmup {
 			if b.total > 0 && measured >= b.total {
-				return due, lag
+				return schedule{end: due, unsentFrom: i, unsentTo: i}, lag
 			}
 			measured++
 		}
 		now := clock()
-		// A dispatcher behind schedule stops at the end of the window all the
-		// same: the requests it did not send lower the achieved rate, and the
-		// run does not go on for as long as an unreachable rate would take.
-		if b.end > 0 && now >= b.end {
-			return b.end, lag
+		if b.end > 0 && now >= b.end+b.grace {
+			// Behind schedule past the grace: the rest of the window is unsent.
+			return held(i, b.end, b.end), lag
 		}
 		if wait := due - now; wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
-				return due, lag
+				return held(i, due, due), lag
 			case <-timer.C:
 			}
 			_ = lag.RecordValue(max(int64((clock()-due)/time.Microsecond), results.HistMinUs))
 		}
+		t := ticket{seq: i, due: due}
 		select {
-		case out <- ticket{seq: i, due: due}:
+		case out <- t:
+			continue
+		default:
+		}
+		// Every worker is busy. Without a time bound, wait for one; with one,
+		// wait at most until the grace after the end.
+		var deadline <-chan time.Time
+		if b.end > 0 {
+			timer.Reset(max(b.end+b.grace-clock(), 0))
+			deadline = timer.C
+		}
+		select {
+		case out <- t:
+		case <-deadline:
+			return held(i, b.end, b.end), lag
 		case <-ctx.Done():
-			return due, lag
+			stop := clock()
+			if b.end > 0 {
+				stop = min(stop, b.end)
+			}
+			return held(i, due, max(stop, due+1)), lag
 		}
 	}
 }

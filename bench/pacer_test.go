@@ -48,33 +48,39 @@ func TestPacerTolerance(t *testing.T) {
 // which tickets it hands out, not when.
 func TestDispatchBounds(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		rate      float64
-		b         bounds
-		wantN     int
-		wantFirst time.Duration
-		wantLast  time.Duration
-		wantEnd   time.Duration
+		name       string
+		rate       float64
+		b          bounds
+		now        time.Duration // 0: just short of the end, or far ahead without one
+		wantN      int
+		wantFirst  time.Duration
+		wantLast   time.Duration
+		wantEnd    time.Duration
+		wantUnsent uint64
 	}{
-		{"duration", 100, bounds{end: time.Second}, 100, 0, 990 * time.Millisecond, time.Second},
-		{"warmup+duration", 100, bounds{warmup: time.Second, end: 3 * time.Second}, 300, 0, 2990 * time.Millisecond, 3 * time.Second},
-		{"total", 1000, bounds{total: 50}, 50, 0, 49 * time.Millisecond, 50 * time.Millisecond},
+		{name: "duration", rate: 100, b: bounds{end: time.Second}, wantN: 100, wantLast: 990 * time.Millisecond, wantEnd: time.Second},
+		{name: "warmup+duration", rate: 100, b: bounds{warmup: time.Second, end: 3 * time.Second}, wantN: 300, wantLast: 2990 * time.Millisecond, wantEnd: 3 * time.Second},
+		{name: "total", rate: 1000, b: bounds{total: 50}, wantN: 50, wantLast: 49 * time.Millisecond, wantEnd: 50 * time.Millisecond},
 		// The total counts measured requests only: warm-up ones come on top.
-		{"warmup+total", 1000, bounds{warmup: 100 * time.Millisecond, total: 50}, 150, 0, 149 * time.Millisecond, 150 * time.Millisecond},
-		{"total before end", 10, bounds{end: time.Hour, total: 5}, 5, 0, 400 * time.Millisecond, 500 * time.Millisecond},
-		// Far behind schedule at the end of the window: it stops there.
-		{"behind at the end", 10, bounds{end: time.Second}, 0, 0, 0, time.Second},
+		{name: "warmup+total", rate: 1000, b: bounds{warmup: 100 * time.Millisecond, total: 50}, wantN: 150, wantLast: 149 * time.Millisecond, wantEnd: 150 * time.Millisecond},
+		{name: "total before end", rate: 10, b: bounds{end: time.Hour, total: 5}, wantN: 5, wantLast: 400 * time.Millisecond, wantEnd: 500 * time.Millisecond},
+		// Behind schedule at the end of the window, within the grace: every request
+		// due before the end is still handed out (late).
+		{name: "behind at the end", rate: 10, b: bounds{end: time.Second, grace: time.Second}, now: time.Second, wantN: 10, wantLast: 900 * time.Millisecond, wantEnd: time.Second},
+		// Past the grace: none is sent, every one is unsent, none dropped.
+		{name: "behind past the grace", rate: 10, b: bounds{end: time.Second, grace: time.Second}, now: 2 * time.Second, wantEnd: time.Second, wantUnsent: 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := make(chan ticket, 1<<16)
-			now := 1000 * time.Hour
+			now := tc.now
 			switch {
-			case tc.wantN == 0:
-				now = tc.b.end
+			case now > 0:
 			case tc.b.end > 0:
 				now = tc.b.end - 1
+			default:
+				now = 1000 * time.Hour
 			}
-			end, lag := dispatch(context.Background(), Pacer{Rate: tc.rate}, tc.b, func() time.Duration { return now }, out)
+			sched, lag := dispatch(context.Background(), Pacer{Rate: tc.rate}, tc.b, func() time.Duration { return now }, out)
 			var got []ticket
 			for tk := range out {
 				got = append(got, tk)
@@ -82,8 +88,8 @@ func TestDispatchBounds(t *testing.T) {
 			if len(got) != tc.wantN {
 				t.Fatalf("tickets = %d, want %d", len(got), tc.wantN)
 			}
-			if end != tc.wantEnd {
-				t.Errorf("schedule ends at %v, want %v", end, tc.wantEnd)
+			if sched.end != tc.wantEnd || sched.unsent() != tc.wantUnsent || sched.unsentFrom != uint64(len(got)) {
+				t.Errorf("schedule %+v, want end %v and %d unsent after the %d sent", sched, tc.wantEnd, tc.wantUnsent, len(got))
 			}
 			if len(got) == 0 {
 				return
@@ -100,6 +106,36 @@ func TestDispatchBounds(t *testing.T) {
 				t.Errorf("lag recorded %d wake-ups; a dispatcher that never slept has none", lag.TotalCount())
 			}
 		})
+	}
+}
+
+// TestDispatchChargesBlockedBacklog: every worker is busy (nobody receives) and
+// the clock is past the end and its grace. Before the fix the dispatcher handed
+// out nothing and said nothing of the requests due; now each is unsent.
+func TestDispatchChargesBlockedBacklog(t *testing.T) {
+	out := make(chan ticket) // no worker free
+	p := Pacer{Rate: 2500}
+	now := 10 * time.Second
+	b := bounds{end: 9 * time.Second, grace: 500 * time.Millisecond}
+	sched, _ := dispatch(context.Background(), p, b, func() time.Duration { return now }, out)
+	if sched.unsentFrom != 0 || sched.unsentTo != 22500 {
+		t.Errorf("unsent %d..%d, want 0..22500 (every request due in 9 s at 2,500/s)", sched.unsentFrom, sched.unsentTo)
+	}
+}
+
+func TestPacerDueBefore(t *testing.T) {
+	for _, tc := range []struct {
+		rate float64
+		t    time.Duration
+		want uint64
+	}{
+		{1000, 0, 0}, {1000, 1, 1}, {1000, time.Millisecond, 1}, {1000, time.Millisecond + 1, 2},
+		{3, time.Second, 3}, {3, time.Second + 1, 4}, {2500, 9 * time.Second, 22500},
+	} {
+		p := Pacer{Rate: tc.rate}
+		if got := p.dueBefore(tc.t); got != tc.want {
+			t.Errorf("Pacer{%g}.dueBefore(%v) = %d, want %d", tc.rate, tc.t, got, tc.want)
+		}
 	}
 }
 

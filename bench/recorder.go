@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,7 @@ type sample struct {
 	code      uint8 // gRPC status code; codes.OK for a success
 	late      bool  // started later than the pacing tolerance
 	paced     bool  // issued by a worker (not an event emitted by a watcher)
+	unsent    bool  // due but never sent (see Op.Unsent): resp only
 }
 
 // numCodes bounds the gRPC status codes counted per op (codes.Unauthenticated is the last).
@@ -34,9 +36,13 @@ type opRec struct {
 	resp, svc   *hdr.Histogram // whole measured window
 	iresp, isvc *hdr.Histogram // the current second, reset after it is encoded
 	ireq, ierr  int64
+	iunsent     int64
 	requests    int64
 	codes       [numCodes]int64
 	late        int64
+	unsent      int64
+	overMax     int64 // response times past the histograms' range
+	okSvc       results.Moments
 	sent, recv  int64
 	keys        int64
 	conflicts   int64
@@ -53,7 +59,10 @@ type recorder struct {
 	in     chan sample
 	t0Unix int64 // wall clock of the run's start, ns
 	ops    []opRec
-	cur    int64 // unix second being filled; 0 before the first sample
+	cur    int64 // unix second being filled
+	// from is where the measured window starts (ns since the run's start): the
+	// first interval is that second's, and covers it from there.
+	from int64
 	// lastSent and lastDone are the latest send and completion of a paced sample:
 	// where the measured window ends.
 	lastSent, lastDone int64
@@ -65,10 +74,14 @@ type recorder struct {
 	// run's start): the seconds up to it get intervals, empty ones too, so a run
 	// whose requests all hung until it stopped shows those seconds.
 	padTo int64
+	// lastAny is the latest completion of any sample, events included.
+	lastAny int64
 }
 
-func newRecorder(nops int, t0 time.Time, buffer int) *recorder {
-	r := &recorder{in: make(chan sample, buffer), t0Unix: t0.UnixNano(), ops: make([]opRec, nops)}
+// newRecorder records from the measured window's start, from (ns after t0), on.
+func newRecorder(nops int, t0 time.Time, from time.Duration, buffer int) *recorder {
+	r := &recorder{in: make(chan sample, buffer), t0Unix: t0.UnixNano(), ops: make([]opRec, nops), from: int64(from)}
+	r.cur = (r.t0Unix + r.from) / int64(time.Second)
 	for i := range r.ops {
 		o := &r.ops[i]
 		o.resp, o.svc, o.iresp, o.isvc = results.NewHist(), results.NewHist(), results.NewHist(), results.NewHist()
@@ -92,12 +105,11 @@ func (r *recorder) run() {
 			select {
 			case s, ok := <-r.in:
 				if !ok {
-					if r.cur != 0 {
-						for last := (r.t0Unix + r.padTo) / int64(time.Second); r.cur < last; r.cur++ {
-							r.closeSecond()
-						}
-						r.closeSecond()
+					end := r.t0Unix + max(r.padTo, r.lastAny, r.from)
+					for last := (end - 1) / int64(time.Second); r.cur < last; r.cur++ {
+						r.closeSecond(end)
 					}
+					r.closeSecond(end)
 					return
 				}
 				r.add(s)
@@ -115,18 +127,26 @@ func (r *recorder) run() {
 
 func (r *recorder) add(s sample) {
 	sec := (r.t0Unix + s.done) / int64(time.Second)
-	switch {
-	case r.cur == 0:
-		r.cur = sec
-	case sec > r.cur:
-		// Seconds without any completion (a stalled server) still get an interval,
-		// with zero requests, so time series show the gap.
-		for r.cur < sec {
-			r.closeSecond()
-			r.cur++
-		}
+	// Seconds without any completion (a stalled server) still get an interval,
+	// with zero requests, so time series show the gap.
+	for r.cur < sec {
+		r.closeSecond(math.MaxInt64)
+		r.cur++
 	}
+	r.lastAny = max(r.lastAny, s.done)
 	o := &r.ops[s.kind]
+	resp := usec(s.resp)
+	if s.resp/int64(time.Microsecond) > results.HistMaxUs {
+		o.overMax++
+	}
+	if s.unsent {
+		// Never sent: a response time (the wait up to the end), no service time.
+		o.unsent++
+		o.iunsent++
+		_ = o.resp.RecordValue(resp)
+		_ = o.iresp.RecordValue(resp)
+		return
+	}
 	o.requests++
 	o.ireq++
 	if s.late {
@@ -142,6 +162,7 @@ func (r *recorder) add(s sample) {
 		o.keys += s.keys
 		if s.paced {
 			r.paced++
+			o.okSvc.Add(time.Duration(s.svc))
 		}
 	}
 	if s.paced {
@@ -150,7 +171,7 @@ func (r *recorder) add(s sample) {
 		r.lastDone = max(r.lastDone, s.done)
 	}
 	// Failed requests are timed too: a timeout is a latency the user saw.
-	resp, svc := usec(s.resp), usec(s.svc)
+	svc := usec(s.svc)
 	_ = o.resp.RecordValue(resp)
 	_ = o.svc.RecordValue(svc)
 	_ = o.iresp.RecordValue(resp)
@@ -165,13 +186,18 @@ func usec(ns int64) int64 {
 	return min(max(ns/int64(time.Microsecond), results.HistMinUs), results.HistMaxUs)
 }
 
-// closeSecond encodes the current second of every op and resets it.
-func (r *recorder) closeSecond() {
+// closeSecond encodes the current second of every op and resets it. end (unix
+// ns) is where the recording ends, or later: the interval covers its second from
+// the window's start to end, so a partial first or last second is not read as a
+// slow one.
+func (r *recorder) closeSecond(end int64) {
 	start := time.Unix(r.cur, 0).UTC()
+	lo, hi := max(r.cur*int64(time.Second), r.t0Unix+r.from), min((r.cur+1)*int64(time.Second), end)
+	covered := math.Round(float64(max(hi-lo, int64(time.Millisecond)))/1e6) / 1e3 // ms precision
 	for i := range r.ops {
 		o := &r.ops[i]
-		iv := results.Interval{Start: start, Requests: o.ireq, Errors: o.ierr}
-		if o.ireq > 0 {
+		iv := results.Interval{Start: start, Seconds: covered, Requests: o.ireq, Errors: o.ierr, Unsent: o.iunsent}
+		if o.ireq+o.iunsent > 0 {
 			var err error
 			if iv.Response, err = results.EncodeHist(o.iresp); err != nil && r.err == nil {
 				r.err = err
@@ -183,7 +209,7 @@ func (r *recorder) closeSecond() {
 			o.isvc.Reset()
 		}
 		o.intervals = append(o.intervals, iv)
-		o.ireq, o.ierr = 0, 0
+		o.ireq, o.ierr, o.iunsent = 0, 0, 0
 	}
 }
 
@@ -191,16 +217,22 @@ func (r *recorder) closeSecond() {
 func (r *recorder) result(i int, name string, window time.Duration) (results.Op, error) {
 	o := &r.ops[i]
 	op := results.Op{
-		Op:            name,
-		Requests:      o.requests,
-		LateStarts:    o.late,
-		Latency:       results.Summarize(o.resp),
-		Service:       results.Summarize(o.svc),
-		Intervals:     o.intervals,
-		BytesSent:     o.sent,
-		BytesReceived: o.recv,
-		KeysReceived:  o.keys,
-		Conflicts:     o.conflicts,
+		Op:             name,
+		Requests:       o.requests,
+		LateStarts:     o.late,
+		Unsent:         o.unsent,
+		OverMaxLatency: o.overMax,
+		Latency:        results.Summarize(o.resp),
+		Service:        results.Summarize(o.svc),
+		Intervals:      o.intervals,
+		BytesSent:      o.sent,
+		BytesReceived:  o.recv,
+		KeysReceived:   o.keys,
+		Conflicts:      o.conflicts,
+	}
+	if o.okSvc.Count > 0 {
+		m := o.okSvc
+		op.ServiceOK = &m
 	}
 	for c, n := range o.codes {
 		if n == 0 {
@@ -214,6 +246,7 @@ func (r *recorder) result(i int, name string, window time.Duration) (results.Op,
 	}
 	if window > 0 {
 		op.ThroughputRPS = float64(op.Requests-op.Errors) / window.Seconds()
+		op.SentRPS = float64(op.Requests) / window.Seconds()
 	}
 	var err error
 	if op.ResponseHist, err = results.EncodeHist(o.resp); err != nil {

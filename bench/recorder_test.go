@@ -10,7 +10,7 @@ import (
 func TestRecorderIntervals(t *testing.T) {
 	// A start 300 ms into a wall-clock second: intervals align to seconds, not to the start.
 	t0 := time.Unix(1_700_000_000, 300_000_000)
-	r := newRecorder(2, t0, 16)
+	r := newRecorder(2, t0, 0, 16)
 	go func() {
 		ms := func(d int64) int64 { return d * int64(time.Millisecond) }
 		r.in <- sample{done: ms(100), resp: ms(2), svc: ms(1), paced: true}                                     // second 0
@@ -33,9 +33,10 @@ func TestRecorderIntervals(t *testing.T) {
 		}
 	}
 	reqs := []int64{1, 1, 0, 1}
+	secs := []float64{0.7, 1, 1, 0.05}
 	for i, iv := range op.Intervals {
-		if iv.Requests != reqs[i] {
-			t.Errorf("interval %d requests = %d, want %d", i, iv.Requests, reqs[i])
+		if iv.Requests != reqs[i] || iv.Seconds != secs[i] {
+			t.Errorf("interval %d: %d requests over %gs, want %d over %gs", i, iv.Requests, iv.Seconds, reqs[i], secs[i])
 		}
 	}
 	if op.Intervals[2].Response != "" {
@@ -60,7 +61,7 @@ func TestRecorderIntervals(t *testing.T) {
 // request hung) still get their empty intervals.
 func TestRecorderPadsToStop(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 300_000_000)
-	r := newRecorder(1, t0, 16)
+	r := newRecorder(1, t0, 0, 16)
 	r.padTo = int64(3500 * time.Millisecond) // second 3
 	go func() {
 		r.in <- sample{done: int64(100 * time.Millisecond), resp: 1000, svc: 1000, paced: true}
@@ -80,9 +81,81 @@ func TestRecorderPadsToStop(t *testing.T) {
 // BenchmarkRecorderAdd is the recorder's cost per sample: four histogram
 // records, counters, and a second closed and encoded every 10,000 samples.
 func BenchmarkRecorderAdd(b *testing.B) {
-	r := newRecorder(1, time.Unix(1_700_000_000, 0), 1)
+	r := newRecorder(1, time.Unix(1_700_000_000, 0), 0, 1)
 	b.ReportAllocs()
 	for i := range b.N {
 		r.add(sample{done: int64(i) * 100_000, resp: 1500_000 + int64(i%1000)*1000, svc: 1200_000, paced: true})
+	}
+}
+
+// TestRecorderCoverage: the first and last seconds are partial, and seconds of
+// the window before the first completion still get (empty) intervals.
+func TestRecorderCoverage(t *testing.T) {
+	// The load starts 300 ms into a second; warm-up ends 500 ms later, at .8.
+	t0 := time.Unix(1_700_000_000, 300_000_000)
+	r := newRecorder(1, t0, 500*time.Millisecond, 16)
+	r.padTo = int64(3450 * time.Millisecond) // stopped at second 3 + .75
+	go func() {
+		// The first completion comes in second 2 (a server slow to answer).
+		r.in <- sample{done: int64(2 * time.Second), resp: 1000, svc: 1000, paced: true}
+		close(r.in)
+	}()
+	r.run()
+	op, err := r.result(0, "put", 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSec := []float64{0.2, 1, 1, 0.75}
+	wantReq := []int64{0, 0, 1, 0}
+	if len(op.Intervals) != len(wantSec) {
+		t.Fatalf("%d intervals %+v, want seconds 0..3 of the window, the empty ones before the first completion too", len(op.Intervals), op.Intervals)
+	}
+	for i, iv := range op.Intervals {
+		if iv.Seconds != wantSec[i] || iv.Requests != wantReq[i] || !iv.Start.Equal(time.Unix(1_700_000_000+int64(i), 0)) {
+			t.Errorf("interval %d: %v covers %gs with %d requests, want %gs and %d", i, iv.Start, iv.Seconds, iv.Requests, wantSec[i], wantReq[i])
+		}
+	}
+}
+
+// TestRecorderExactAndOverRange: the exact figures count successful requests
+// only, from their service times; latencies past 60 s are counted.
+func TestRecorderExactAndOverRange(t *testing.T) {
+	r := newRecorder(1, time.Unix(1_700_000_000, 0), 0, 16)
+	ms := func(d float64) int64 { return int64(d * float64(time.Millisecond)) }
+	go func() {
+		// A true 499.98 ms: its histogram bucket reads above 500 ms.
+		r.in <- sample{done: ms(600), resp: ms(499.98), svc: ms(499.98), paced: true}
+		r.in <- sample{done: ms(700), resp: ms(100), svc: ms(100), paced: true}
+		// An error: not in etcdctl's figures, however slow.
+		r.in <- sample{done: ms(800), resp: ms(900), svc: ms(900), code: uint8(codes.Unavailable), paced: true}
+		// A response after 70 s, and one charged unsent after 61 s.
+		r.in <- sample{done: ms(900), resp: ms(70_000), svc: ms(1), paced: true, code: uint8(codes.DeadlineExceeded)}
+		r.in <- sample{done: ms(950), resp: ms(61_000), paced: true, unsent: true}
+		close(r.in)
+	}()
+	r.run()
+	op, err := r.result(0, "put", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := op.ServiceOK
+	if m == nil || m.Count != 2 || m.MaxNs != ms(499.98) || m.MaxMs() != 499.98 {
+		t.Fatalf("exact service figures %+v, want 2 successes with max 499.98 ms", m)
+	}
+	// Population stddev of {499.98, 100}: half their difference.
+	if got, want := m.StddevMs(), (499.98-100)/2; got < want-1e-9 || got > want+1e-9 {
+		t.Errorf("stddev %g ms, want %g", got, want)
+	}
+	if op.Service.Max <= 500 {
+		t.Logf("histogram max %g ms (the test's premise is a histogram above 500 ms)", op.Service.Max)
+	}
+	if op.OverMaxLatency != 2 || op.Unsent != 1 || op.Requests != 4 {
+		t.Errorf("over 60 s %d, unsent %d, requests %d; want 2, 1, 4", op.OverMaxLatency, op.Unsent, op.Requests)
+	}
+	if h, _ := op.ResponseHist.Decode(); h.TotalCount() != 5 {
+		t.Errorf("response histogram holds %d, want 5 (the unsent one too)", h.TotalCount())
+	}
+	if h, _ := op.ServiceHist.Decode(); h.TotalCount() != 4 {
+		t.Errorf("service histogram holds %d, want 4 (an unsent request has no service time)", h.TotalCount())
 	}
 }

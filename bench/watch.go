@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -75,9 +76,10 @@ func (w *Watch) Worker(id int) Op {
 		i := seq % w.set.keys.n
 		key := w.set.keys.key(buf, i)
 		v := stamp(val)
-		_, err := kv.Put(ctx, key, v)
+		resp, err := kv.Put(ctx, key, v)
 		if err == nil {
 			acked[w.set.slot(i)]++
+			w.set.revs.ack(resp.Header.Revision, w.set.slot(i))
 		}
 		return Outcome{Kind: 1, Sent: int64(len(key) + len(v)), Err: err}
 	}
@@ -108,6 +110,7 @@ type watchSet struct {
 	acked    [][]int64 // per worker, per slot: puts acknowledged
 	// prefix: every watcher watches the whole prefix, and one slot counts every put.
 	prefix bool
+	revs   revTable // misses by revision
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -177,6 +180,7 @@ func (s *watchSet) open(ctx context.Context, emit Emit) error {
 	sctx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
 	created := make([]time.Duration, len(s.watchers))
+	createdRev := make([]int64, len(s.watchers))
 	errs := make(chan error, len(s.watchers))
 	var ready sync.WaitGroup
 	for i, w := range s.watchers {
@@ -205,8 +209,9 @@ func (s *watchSet) open(ctx context.Context, emit Emit) error {
 				return
 			}
 			created[i] = time.Since(t)
+			createdRev[i] = first.Header.Revision
 			ready.Done()
-			w.receive(wch, s.kind, emit)
+			w.receive(wch, s.kind, emit, &s.revs)
 		})
 	}
 	allReady := make(chan struct{})
@@ -223,6 +228,8 @@ func (s *watchSet) open(ctx context.Context, emit Emit) error {
 	if err := <-errs; err != nil {
 		return err
 	}
+	// Every put of the load comes after every watcher's creation revision.
+	s.revs.base = slices.Min(createdRev) + 1
 	h := results.NewHist()
 	for _, d := range created {
 		_ = h.RecordValue(usec(int64(d)))
@@ -232,8 +239,9 @@ func (s *watchSet) open(ctx context.Context, emit Emit) error {
 	return nil
 }
 
-// receive counts and times events until the watch ends.
-func (w *watcher) receive(wch clientv3.WatchChan, kind int, emit Emit) {
+// receive counts and times events until the watch ends, and marks each new
+// revision received in revs.
+func (w *watcher) receive(wch clientv3.WatchChan, kind int, emit Emit, revs *revTable) {
 	for resp := range wch {
 		arrived := time.Now()
 		if err := resp.Err(); err != nil {
@@ -247,6 +255,7 @@ func (w *watcher) receive(wch clientv3.WatchChan, kind int, emit Emit) {
 				w.outOfOrder++
 			} else {
 				w.lastRev = ev.Kv.ModRevision
+				revs.receive(w.lastRev)
 			}
 			w.received.Add(1)
 			if len(ev.Kv.Value) >= stampBytes {
@@ -310,13 +319,13 @@ func (s *watchSet) close(ctx context.Context) {
 func (s *watchSet) annotate(op *results.Op) {
 	op.Watchers = len(s.watchers)
 	op.CreateMs = s.create
-	exp := s.expected()
+	watchersOf := make([]int64, s.slots())
 	for _, w := range s.watchers {
-		n := w.received.Load()
-		op.Events += n
+		op.Events += w.received.Load()
 		op.OutOfOrder += w.outOfOrder
-		if s.settled && n < exp[w.key] {
-			op.MissedEvents += exp[w.key] - n
-		}
+		watchersOf[w.key]++
+	}
+	if s.settled {
+		op.MissedEvents = s.revs.missed(watchersOf)
 	}
 }

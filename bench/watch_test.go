@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/results"
@@ -140,5 +141,42 @@ func TestWatchPrefix(t *testing.T) {
 	}
 	if sent != 150*6 {
 		t.Errorf("server sent %g events, want 900 (150 puts × 6 watchers)", sent)
+	}
+}
+
+// TestWatchMissesByRevision: watcher B lacks acknowledged revision 11 but got a
+// duplicate of 12 and the event of a put applied without an acknowledgement
+// (13). Counting events, B has its 3 and misses nothing; by revision it missed one.
+func TestWatchMissesByRevision(t *testing.T) {
+	ks, err := newKeySpace(DefaultPrefix, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newWatchSet(nil, ks, 2, 1, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.revs.base = 10
+	acked := s.counter()
+	for _, rev := range []int64{10, 11, 12} {
+		acked[0]++
+		s.revs.ack(rev, 0)
+	}
+	events := func(revs ...int64) clientv3.WatchChan {
+		ch := make(chan clientv3.WatchResponse, len(revs))
+		for _, r := range revs {
+			ch <- clientv3.WatchResponse{Events: []*clientv3.Event{{Kv: &mvccpb.KeyValue{ModRevision: r}}}}
+		}
+		close(ch)
+		return ch
+	}
+	nop := func(int, time.Time, time.Time, error) {}
+	s.watchers[0].receive(events(10, 11, 12), 0, nop, &s.revs)
+	s.watchers[1].receive(events(10, 12, 12, 13), 0, nop, &s.revs)
+	s.settled, s.create = true, &results.Summary{}
+	var op results.Op
+	s.annotate(&op)
+	if op.MissedEvents != 1 || op.OutOfOrder != 1 || op.Events != 7 {
+		t.Errorf("missed %d, out of order %d, events %d; want 1, 1, 7", op.MissedEvents, op.OutOfOrder, op.Events)
 	}
 }

@@ -20,6 +20,10 @@ var ErrNotComparable = errors.New("runs are not comparable")
 // estimates its noise; with fewer, a change is reported but never called a regression.
 const MinIntervals = 5
 
+// minCovered is the least part of a second an interval covers for compare to
+// use its throughput.
+const minCovered = 0.5
+
 // CompareNoiseMethod explains, for help texts and reports, how compare decides
 // that a change is more than noise.
 const CompareNoiseMethod = `A change is judged against the run-to-run noise seen inside the two runs: each
@@ -186,9 +190,10 @@ func changePct(a, b float64) float64 {
 }
 
 // perSecond returns, for each of compareMetrics, the op's per-second values.
-// Latency percentiles skip seconds without replies. Throughput drops the first
-// and last intervals: they are aligned to wall-clock seconds, so the measured
-// window may cover only part of them.
+// Latency percentiles skip seconds without replies. Throughput is each
+// interval's successes per second of the time it covers (the first and last
+// seconds are partial), over the intervals that cover at least half a second:
+// a count over a sliver of a second is mostly noise.
 func perSecond(run *results.Run, op *results.Op) ([][]float64, error) {
 	out := make([][]float64, len(compareMetrics))
 	var pcts []float64
@@ -208,9 +213,12 @@ func perSecond(run *results.Run, op *results.Op) ([][]float64, error) {
 				out[k] = append(out[k], float64(v)/1000)
 			}
 		}
-		if i > 0 && i < len(op.Intervals)-1 {
+		// Run files from before coverage was kept: their first and last seconds are
+		// partial by an unknown amount.
+		old := iv.Seconds == 0 && (i == 0 || i == len(op.Intervals)-1)
+		if iv.Covered() >= minCovered && !old {
 			t := len(compareMetrics) - 1
-			out[t] = append(out[t], float64(iv.Requests-iv.Errors))
+			out[t] = append(out[t], iv.Rate())
 		}
 	}
 	return out, nil

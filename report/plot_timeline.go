@@ -64,8 +64,10 @@ func timelineFigure(run *results.Run) (Figure, bool, error) {
 			x := sec(iv.Start) + 0.5
 			extend(sec(iv.Start))
 			extend(sec(iv.Start) + 1)
-			ok = append(ok, plotter.XY{X: x, Y: float64(iv.Requests - iv.Errors)})
-			errs = append(errs, plotter.XY{X: x, Y: float64(iv.Errors)})
+			// Per second of the time the interval covers: a partial first or last
+			// second is not drawn as a drop in throughput.
+			ok = append(ok, plotter.XY{X: x, Y: iv.Rate()})
+			errs = append(errs, plotter.XY{X: x, Y: float64(iv.Errors) / iv.Covered()})
 			anyErr = anyErr || iv.Errors > 0
 			h, err := iv.Response.Decode()
 			if err != nil {

@@ -35,6 +35,9 @@ func textBlock(format string, a ...any) block { return block{Text: fmt.Sprintf(f
 // ms renders a latency in milliseconds with a precision that suits its size.
 func ms(v float64) string {
 	switch {
+	case v >= results.HistMaxUs/1000:
+		// The histograms' top: the request took that long or longer.
+		return "≥60000"
 	case v >= 100:
 		return fmt.Sprintf("%.0f", v)
 	case v >= 10:

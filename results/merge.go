@@ -88,6 +88,7 @@ func Merge(runs []*Run, names []string) (*Run, error) {
 		out.Client.Cores += r.Client.Cores
 		out.Client.MaxRSSBytes = max(out.Client.MaxRSSBytes, r.Client.MaxRSSBytes)
 		out.Client.PacingLagP99Ms = max(out.Client.PacingLagP99Ms, r.Client.PacingLagP99Ms)
+		out.Client.PacingWakeups += r.Client.PacingWakeups
 	}
 	out.EndedAt = end
 	out.WarmupS = measuredStart.Sub(out.StartedAt).Seconds()
@@ -238,8 +239,9 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 	out := Op{Op: name}
 	resp, svc := NewHist(), NewHist()
 	type second struct {
-		requests, errors int64
-		resp, svc        *hdr.Histogram
+		requests, errors, unsent int64
+		covered                  float64 // the union of the workers' coverage, approximated by the widest
+		resp, svc                *hdr.Histogram
 	}
 	seconds := map[int64]*second{}
 	for _, r := range runs {
@@ -249,6 +251,14 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 		out.Errors += o.Errors
 		out.TargetRPS += o.TargetRPS
 		out.LateStarts += o.LateStarts
+		out.Unsent += o.Unsent
+		out.OverMaxLatency += o.OverMaxLatency
+		if o.ServiceOK != nil {
+			if out.ServiceOK == nil {
+				out.ServiceOK = &Moments{}
+			}
+			out.ServiceOK.Merge(*o.ServiceOK)
+		}
 		out.Events += o.Events
 		out.Watchers += o.Watchers
 		out.MissedEvents += o.MissedEvents
@@ -283,6 +293,8 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 			}
 			s.requests += iv.Requests
 			s.errors += iv.Errors
+			s.unsent += iv.Unsent
+			s.covered = max(s.covered, iv.Seconds)
 			if err := addHist(s.resp, iv.Response); err != nil {
 				return out, fmt.Errorf("op %s interval %s: %w", name, iv.Start.Format(time.RFC3339), err)
 			}
@@ -295,6 +307,7 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 	out.TargetRPS = float64(int64(out.TargetRPS*1e6+0.5)) / 1e6
 	if durationS > 0 {
 		out.ThroughputRPS = float64(out.Requests-out.Errors) / durationS
+		out.SentRPS = float64(out.Requests) / durationS
 	}
 	out.Latency, out.Service = Summarize(resp), Summarize(svc)
 	var err error
@@ -313,7 +326,7 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 	for sec := keys[0]; sec <= keys[len(keys)-1]; sec++ {
 		iv := Interval{Start: time.Unix(sec, 0).UTC()}
 		if s := seconds[sec]; s != nil {
-			iv.Requests, iv.Errors = s.requests, s.errors
+			iv.Requests, iv.Errors, iv.Unsent, iv.Seconds = s.requests, s.errors, s.unsent, s.covered
 			if s.resp.TotalCount() > 0 {
 				if iv.Response, err = EncodeHist(s.resp); err != nil {
 					return out, err
@@ -399,17 +412,18 @@ func scrapeAt(sc Scrape) time.Time {
 
 // rateShortfall says why the merged run missed its summed target rate, or "".
 func rateShortfall(r *Run) string {
+	// Like one run's rule: requests sent and completed, errors too.
 	var target, achieved float64
 	for _, o := range r.Ops {
 		if o.TargetRPS > 0 {
 			target += o.TargetRPS
-			achieved += o.ThroughputRPS
+			achieved += o.SentRPS
 		}
 	}
 	if target == 0 || achieved >= mergeValidFraction*target {
 		return ""
 	}
-	return fmt.Sprintf("achieved %.0f req/s of %.0f target (%.0f%%) over the union of the workers' windows: did they start together (--start-at)?",
+	return fmt.Sprintf("sent %.0f req/s of %.0f target (%.0f%%) over the union of the workers' windows: did they start together (--start-at)?",
 		achieved, target, 100*achieved/target)
 }
 

@@ -49,7 +49,11 @@ func workerRun(t *testing.T, samples []mergeSample, index, workers int, start, e
 	}
 	secs := map[int64]*sec{}
 	var errs int64
+	var ok Moments
 	for _, s := range samples {
+		if !s.failed {
+			ok.Add(time.Duration(s.sv)*time.Microsecond + time.Duration(s.resp%997))
+		}
 		resp.RecordValue(s.resp)
 		svc.RecordValue(s.sv)
 		k := s.done.Unix()
@@ -65,7 +69,8 @@ func workerRun(t *testing.T, samples []mergeSample, index, workers int, start, e
 		}
 	}
 	op := Op{Op: "put", Requests: int64(len(samples)), Errors: errs, TargetRPS: 250, LateStarts: 1,
-		ResponseHist: enc(t, resp), ServiceHist: enc(t, svc), Latency: Summarize(resp), BytesSent: int64(len(samples)) * 264}
+		ResponseHist: enc(t, resp), ServiceHist: enc(t, svc), Latency: Summarize(resp), BytesSent: int64(len(samples)) * 264,
+		ServiceOK: &ok, Unsent: 2, OverMaxLatency: 1}
 	if errs > 0 {
 		op.ErrorsByCode = map[string]int64{"Unavailable": errs}
 	}
@@ -163,6 +168,14 @@ func TestMergeExact(t *testing.T) {
 	t.Logf("merged %d samples from %d workers: p50 %.3f ms p99 %.3f ms p99.9 %.3f ms max %.3f ms, %d intervals, buckets identical",
 		got.Requests, workers, got.Latency.P50, got.Latency.P99, got.Latency.P999, got.Latency.Max, len(got.Intervals))
 
+	if got.ServiceOK == nil || *got.ServiceOK != *want.ServiceOK {
+		t.Errorf("exact service figures: merged %+v, whole %+v", got.ServiceOK, want.ServiceOK)
+	} else if got.ServiceOK.StddevMs() != want.ServiceOK.StddevMs() || got.ServiceOK.MaxMs() != want.ServiceOK.MaxMs() {
+		t.Errorf("exact stddev/max: merged %g/%g, whole %g/%g", got.ServiceOK.StddevMs(), got.ServiceOK.MaxMs(), want.ServiceOK.StddevMs(), want.ServiceOK.MaxMs())
+	}
+	if got.Unsent != 4*2 || got.OverMaxLatency != 4 {
+		t.Errorf("unsent %d, over 60 s %d: summed over the workers", got.Unsent, got.OverMaxLatency)
+	}
 	if got.TargetRPS != 1000 || got.LateStarts != 4 || got.BytesSent != want.BytesSent {
 		t.Errorf("sums: target %g late %d bytes %d", got.TargetRPS, got.LateStarts, got.BytesSent)
 	}

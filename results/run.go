@@ -27,10 +27,13 @@ type Run struct {
 	Valid         bool   `json:"valid"`
 	InvalidReason string `json:"invalid_reason,omitempty"`
 	// Interrupted is set when the run was stopped early (Ctrl-C, fatal error); what it holds is partial.
-	Interrupted bool    `json:"interrupted,omitempty"`
-	Error       string  `json:"error,omitempty"`
-	WarmupS     float64 `json:"warmup_s"`
-	DurationS   float64 `json:"duration_s"` // measured window, warm-up excluded
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Error       string `json:"error,omitempty"`
+	// SetupS is how long the workload's setup (key fill, watch creation) took
+	// before the load: outside the measured window and its scrapes.
+	SetupS    float64 `json:"setup_s,omitempty"`
+	WarmupS   float64 `json:"warmup_s"`
+	DurationS float64 `json:"duration_s"` // measured window, warm-up excluded
 
 	Ops     []Op         `json:"ops,omitempty"`
 	Client  Client       `json:"client"`
@@ -102,9 +105,22 @@ type Op struct {
 	ErrorsByCode map[string]int64 `json:"errors_by_code,omitempty"`
 	// ThroughputRPS counts successful requests per second of the measured window.
 	ThroughputRPS float64 `json:"throughput_rps"`
-	TargetRPS     float64 `json:"target_rps"` // 0 in closed loop
+	// SentRPS counts the requests sent and completed (successes and errors) per
+	// second of the measured window: the load the generator produced, which is
+	// what the run's validity grades.
+	SentRPS   float64 `json:"sent_rps,omitempty"`
+	TargetRPS float64 `json:"target_rps"` // 0 in closed loop
 	// LateStarts counts requests that began more than a pacing tolerance after their intended time.
 	LateStarts int64 `json:"late_starts"`
+	// Unsent counts requests that were due in the measured window but never sent:
+	// every client was still waiting on an earlier reply when the run ended. They
+	// are not in Requests; the response time (Latency, ResponseHist) charges each
+	// from its due time to the end of the run.
+	Unsent int64 `json:"unsent,omitempty"`
+	// OverMaxLatency counts requests whose response time passed the histograms'
+	// range (HistMaxUs, 60 s): they are recorded at 60 s, so percentiles that reach
+	// them read "≥ 60 s".
+	OverMaxLatency int64 `json:"over_max_latency,omitempty"`
 
 	// Latency is response time: from the intended start (open loop) or the send (closed loop) to the reply.
 	Latency Summary `json:"latency_ms"`
@@ -116,6 +132,10 @@ type Op struct {
 	ServiceHist  Hist `json:"service_hist"`
 	// Intervals are per-second slices of the measured window.
 	Intervals []Interval `json:"intervals,omitempty"`
+	// ServiceOK holds exact figures (max, sum, sum of squares) of the service time
+	// of the successful requests, as etcdctl check perf grades them; nil in run
+	// files from before it was kept.
+	ServiceOK *Moments `json:"service_ok,omitempty"`
 
 	// Watch-only fields.
 	Events       int64    `json:"events,omitempty"`
@@ -135,15 +155,32 @@ type Op struct {
 	Conflicts int64 `json:"conflicts,omitempty"`
 }
 
-// Interval is one second of an op's measured window.
+// Interval is one second of an op's measured window, by completion time.
 type Interval struct {
 	// Start is the wall-clock start of the second, so runs of several workers align.
-	Start    time.Time `json:"start"`
-	Requests int64     `json:"requests"`
-	Errors   int64     `json:"errors"`
-	Response Hist      `json:"response_hist"`
-	Service  Hist      `json:"service_hist,omitempty"`
+	Start time.Time `json:"start"`
+	// Seconds is how much of the second the load covered: less than 1 for the
+	// first and last seconds of a run, which begin and end mid-second. 0 in run
+	// files from before it was kept (read as 1; see Covered).
+	Seconds  float64 `json:"seconds,omitempty"`
+	Requests int64   `json:"requests"`
+	Errors   int64   `json:"errors"`
+	// Unsent counts requests charged as unsent in this second (see Op.Unsent).
+	Unsent   int64 `json:"unsent,omitempty"`
+	Response Hist  `json:"response_hist"`
+	Service  Hist  `json:"service_hist,omitempty"`
 }
+
+// Covered is the time the interval covers in seconds (1 when not recorded).
+func (iv Interval) Covered() float64 {
+	if iv.Seconds > 0 {
+		return iv.Seconds
+	}
+	return 1
+}
+
+// Rate is the interval's successful requests per second of the time it covers.
+func (iv Interval) Rate() float64 { return float64(iv.Requests-iv.Errors) / iv.Covered() }
 
 // Summary is the latency digest of a histogram, in milliseconds.
 type Summary struct {
@@ -164,6 +201,9 @@ type Client struct {
 	Cores int `json:"cores,omitempty"`
 	// PacingLagP99Ms is how late the pacer itself fired (a scheduler-lag signal of a saturated client).
 	PacingLagP99Ms float64 `json:"pacing_lag_p99_ms,omitempty"`
+	// PacingWakeups counts the pacer's wake-ups behind PacingLagP99Ms; 0 with no
+	// lag means the lag was not measured (the pacer never slept), not that it was 0.
+	PacingWakeups int64 `json:"pacing_wakeups,omitempty"`
 }
 
 // OpNames are the run's op names, sorted.

@@ -264,15 +264,11 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	if cfg.Total == 0 && cfg.Duration == 0 {
 		cfg.Duration = defaultBenchDuration
 	}
-	if a.stderrTTY && a.output != "json" {
-		bar := newBenchBar(a.stderr, cfg)
-		cfg.Progress = bar.update
-		defer bar.finish()
-	}
-
-	if err := bf.worker.start(ctx, a.stderr, &cfg.Rate, &cfg.Total, run.Flags); err != nil {
+	// The progress bar is measure's, the one place every load-driving command shares.
+	if err := bf.worker.start(a.stderr, &cfg.Rate, &cfg.Total, run.Flags); err != nil {
 		return err
 	}
+	cfg.StartAt = bf.worker.startAt
 	m := a.measure(ctx, t, cfg, w, run, analyze.Options{})
 	err = m.err
 	if err != nil && len(run.Ops) == 0 {
@@ -408,17 +404,21 @@ type benchTarget struct {
 // delivered per second over all watchers). The watch op adds its event counts (pointers, so a watch
 // op shows "missed_events": 0 while other ops show no such key).
 type benchOpJSON struct {
-	Op            string          `json:"op"`
-	Requests      int64           `json:"requests"`
-	Errors        int64           `json:"errors"`
-	ThroughputRPS float64         `json:"throughput_rps"`
-	TargetRPS     float64         `json:"target_rps"`
-	LateStarts    int64           `json:"late_starts"`
-	Latency       results.Summary `json:"latency_ms"`
-	Service       results.Summary `json:"service_ms"`
-	Events        *int64          `json:"events,omitempty"`
-	Watchers      *int            `json:"watchers,omitempty"`
-	MissedEvents  *int64          `json:"missed_events,omitempty"`
+	Op            string  `json:"op"`
+	Requests      int64   `json:"requests"`
+	Errors        int64   `json:"errors"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	TargetRPS     float64 `json:"target_rps"`
+	LateStarts    int64   `json:"late_starts"`
+	// Unsent requests were due but never sent (every client busy at the end);
+	// OverMaxLatency took 60 s or more. Both are in the response time.
+	Unsent         int64           `json:"unsent"`
+	OverMaxLatency int64           `json:"over_max_latency"`
+	Latency        results.Summary `json:"latency_ms"`
+	Service        results.Summary `json:"service_ms"`
+	Events         *int64          `json:"events,omitempty"`
+	Watchers       *int            `json:"watchers,omitempty"`
+	MissedEvents   *int64          `json:"missed_events,omitempty"`
 	// KeysRead and BytesRead are set on list ops: objects and payload bytes read.
 	KeysRead  *int64 `json:"keys_read,omitempty"`
 	BytesRead *int64 `json:"bytes_read,omitempty"`
@@ -443,6 +443,7 @@ func newBenchJSON(run *results.Run, runFile string) benchJSON {
 		o := benchOpJSON{
 			Op: op.Op, Requests: op.Requests, Errors: op.Errors, ThroughputRPS: op.ThroughputRPS,
 			TargetRPS: op.TargetRPS, LateStarts: op.LateStarts, Latency: op.Latency, Service: op.Service,
+			Unsent: op.Unsent, OverMaxLatency: op.OverMaxLatency,
 		}
 		if op.Op == "watch" {
 			o.Events, o.Watchers, o.MissedEvents = &op.Events, &op.Watchers, &op.MissedEvents
@@ -510,6 +511,12 @@ func (a *app) benchSimple(run *results.Run) {
 			fmt.Fprintf(w, " of %g target, %d late starts", op.TargetRPS, op.LateStarts)
 		}
 		fmt.Fprintln(w)
+		if op.Unsent > 0 {
+			fmt.Fprintf(w, "       %d requests due were never sent (every client was waiting): charged from their due time to the end of the run\n", op.Unsent)
+		}
+		if op.OverMaxLatency > 0 {
+			fmt.Fprintf(w, "       %d requests took ≥ 60 s (the histograms' range): percentiles that reach them read ≥60s\n", op.OverMaxLatency)
+		}
 		for _, c := range sortedKeys(op.ErrorsByCode) {
 			fmt.Fprintf(w, "       error %s: %d\n", c, op.ErrorsByCode[c])
 		}

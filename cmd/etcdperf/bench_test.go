@@ -108,9 +108,9 @@ func TestBenchJSONContract(t *testing.T) {
 			for _, o := range ops {
 				op := o.(map[string]any)
 				names = append(names, op["op"].(string))
-				want := []string{"errors", "late_starts", "latency_ms", "op", "requests", "service_ms", "target_rps", "throughput_rps"}
+				want := []string{"errors", "late_starts", "latency_ms", "op", "over_max_latency", "requests", "service_ms", "target_rps", "throughput_rps", "unsent"}
 				if op["op"] == "watch" {
-					want = []string{"errors", "events", "late_starts", "latency_ms", "missed_events", "op", "requests", "service_ms", "target_rps", "throughput_rps", "watchers"}
+					want = []string{"errors", "events", "late_starts", "latency_ms", "missed_events", "op", "over_max_latency", "requests", "service_ms", "target_rps", "throughput_rps", "unsent", "watchers"}
 				}
 				if got := keysOf(op); !slices.Equal(got, want) {
 					t.Errorf("op keys %v, want %v", got, want)
@@ -149,7 +149,7 @@ func TestBenchInvalidExits3(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Valid || !strings.Contains(out.InvalidReason, "of 100000 target") {
 		t.Errorf("valid %v reason %q (%v)", out.Valid, out.InvalidReason, err)
 	}
-	if !strings.Contains(r.stderr, "invalid run: achieved") {
+	if !strings.Contains(r.stderr, "invalid run: sent") {
 		t.Errorf("stderr %q", r.stderr)
 	}
 	checkUntouched(t, cli)

@@ -157,9 +157,10 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 		return err
 	}
 	defer release()
-	if err := cf.worker.start(ctx, a.stderr, &p.Rate, nil, nil); err != nil {
+	if err := cf.worker.start(a.stderr, &p.Rate, nil, nil); err != nil {
 		return err
 	}
+	a.startAt = cf.worker.startAt
 	lr, err := a.runProfile(ctx, cmd, "check", t, clis, p, cf.prefix, cf.force)
 	if err != nil {
 		return err

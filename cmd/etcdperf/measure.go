@@ -34,9 +34,32 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 		cfg.Progress = bar.update
 		defer bar.finish()
 	}
+	if cfg.StartAt.IsZero() {
+		cfg.StartAt = a.startAt
+	}
+	// The "before" scrape is taken where the measured window starts (after the
+	// prefix check, the fill, the wait for --start-at and the warm-up) and the
+	// "after" one when the load stopped, before the cleanup deletes the keys:
+	// the server-side deltas cover the load window and nothing else.
 	scraper := analyze.NewScraper(t.HTTP, t.MetricsURLs, scrapeEvery)
-	scraper.Before(ctx)
-	scraper.Start(ctx)
+	began, ended := false, false
+	cfg.WindowStart = func() {
+		scraper.Before(ctx)
+		scraper.Start(ctx)
+		began = true
+	}
+	// Also after Ctrl-C: the "after" scrape brackets what was measured.
+	after := func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		run.Scrapes = scraper.After(sctx)
+		cancel()
+		ended = true
+	}
+	cfg.LoadDone = func() {
+		if began {
+			after()
+		}
+	}
 	// A cluster that goes away ends the run within the dial timeout, as it would
 	// the connect; otherwise requests would wait for it forever.
 	cfg.Connected, cfg.DialTimeout = t.connected, a.conn.dialTimeout
@@ -45,11 +68,13 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 	// Host facts do not change with the load: read after it, they add nothing to
 	// the time before it starts nor garbage to collect during it.
 	run.Host = hardware.Collect(hardware.Config{DataDir: embeddedDir(t)})
-	// After the run, also after Ctrl-C: the "after" scrape brackets what was measured.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	run.Scrapes = scraper.After(sctx)
-	run.Alarms = readAlarms(sctx, t)
-	cancel()
+	if began && !ended {
+		after()
+	}
+	// Alarms (NOSPACE) are state, not a delta: read them once the run is over.
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	run.Alarms = readAlarms(actx, t)
+	acancel()
 	if m.err != nil && !run.Interrupted {
 		run.Error = m.err.Error()
 	}

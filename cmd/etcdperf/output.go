@@ -78,6 +78,9 @@ func (a *app) writeRun(run *results.Run) (string, error) {
 // fmtMs renders a latency in milliseconds with sensible precision.
 func fmtMs(ms float64) string {
 	switch {
+	case ms >= results.HistMaxUs/1000:
+		// The histograms' top: the request took that long or longer.
+		return "≥60s"
 	case ms >= 100:
 		return fmt.Sprintf("%.0fms", ms)
 	case ms >= 10:

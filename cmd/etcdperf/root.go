@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +23,9 @@ type app struct {
 	stdin          *os.File
 	stdout, stderr io.Writer
 	stderrTTY      bool
+	// startAt is --start-at of a coordinated worker: measure hands it to bench,
+	// which waits for it after the setup.
+	startAt time.Time
 
 	conn       connFlags
 	output     string // simple | json | table

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -84,9 +83,11 @@ func (w *workerFlags) split(rate float64, total uint64) (float64, uint64) {
 }
 
 // start takes this worker's share of *rate and *total (either may be nil), records
-// what the worker was in flags (the run file's; may be nil), and waits until
-// --start-at. It returns ctx's error, wrapped, when ctx ends first.
-func (w *workerFlags) start(ctx context.Context, stderr io.Writer, rate *float64, total *uint64, flags map[string]string) error {
+// what the worker was in flags (the run file's; may be nil), and checks that
+// --start-at is still ahead. It does not wait: bench.Run fills keys and opens
+// watches first and then waits for the start (bench.Config.StartAt), so the
+// workers' clocks start together whatever their setup took.
+func (w *workerFlags) start(stderr io.Writer, rate *float64, total *uint64, flags map[string]string) error {
 	var r float64
 	var n uint64
 	if rate != nil {
@@ -125,19 +126,10 @@ func (w *workerFlags) start(ctx context.Context, stderr io.Writer, rate *float64
 	if err := w.checkStart(time.Now()); err != nil {
 		return usageErr(err)
 	}
-	d := time.Until(w.startAt)
-	if d <= 0 {
-		return nil
+	if d := time.Until(w.startAt); d > 0 {
+		fmt.Fprintf(stderr, "etcdperf: worker %d of %d: starting at %s (in %s), after the setup\n", w.index, w.workers, fmtStart(w.startAt), d.Round(time.Millisecond))
 	}
-	fmt.Fprintf(stderr, "etcdperf: worker %d of %d: starting at %s (in %s)\n", w.index, w.workers, fmtStart(w.startAt), d.Round(time.Millisecond))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for --start-at %s: %w", fmtStart(w.startAt), ctx.Err())
-	}
+	return nil
 }
 
 func fmtStart(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
