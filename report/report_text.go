@@ -11,7 +11,7 @@ import (
 )
 
 // ReportFormats are the renderings Report.Write knows.
-var ReportFormats = []string{"text", "markdown", "html", "json"}
+var ReportFormats = []string{"text", "markdown", "html", "json", "openmetrics"}
 
 // Write renders the report in format (one of ReportFormats).
 func (r *Report) Write(w io.Writer, format string) error {
@@ -24,6 +24,8 @@ func (r *Report) Write(w io.Writer, format string) error {
 		return r.WriteHTML(w)
 	case "json":
 		return r.WriteJSON(w)
+	case "openmetrics":
+		return r.WriteOpenMetrics(w)
 	}
 	return fmt.Errorf("unknown report format %q (want one of %s)", format, strings.Join(ReportFormats, ", "))
 }

@@ -21,7 +21,11 @@ throughput, response and service time percentiles, the disk probe, and, when an
 analysis is given, the verdict, findings, latency budget and hardware grade.
 
 Formats: text (default), markdown, html (one self-contained file: CSS inline, plots
-embedded, opens offline), json (the report object). -w json implies --format json.
+embedded, opens offline), json (the report object), openmetrics (the figures as
+OpenMetrics text for CI systems and a Pushgateway: per-op response and service time
+quantiles in seconds, requests, errors, throughput, the verdict and one
+etcdperf_class_severity gauge per class: 0 ok, 1 warn, 2 fail, -1 unknown).
+-w json implies --format json.
 
 --plots DIR writes PNG and SVG plots: spectrum (latency by percentile, response and
 service time of every op), timeline (per-second p50/p99/max and throughput, with the
@@ -32,6 +36,7 @@ curve (plan's latency versus throughput, knee marked).
 Exit 0 rendered, 2 could not read the run file or write the plots.`,
 		Example: `  etcdperf report results/bench-put-20260102T030405Z.json
   etcdperf report run.json --format html > report.html
+  etcdperf report run.json --format openmetrics | curl --data-binary @- http://pushgateway:9091/metrics/job/etcdperf
   etcdperf analyze run.json -w json > analysis.json && etcdperf report run.json --analysis analysis.json --plots plots/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
