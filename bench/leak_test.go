@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -34,6 +35,16 @@ func TestNoGoroutineLeft(t *testing.T) {
 		{"mixed with watchers", 0, func() (Workload, error) {
 			return NewMixed(clis, MixedConfig{Prefix: DefaultPrefix, KeySize: 8, ValSize: 16, KeySpace: 200, ReadRatio: 0.5,
 				Width: 1, Consistency: "s", Watchers: 20, Streams: 2, WatchedKeys: 10})
+		}},
+		{"txn watched", 0, func() (Workload, error) {
+			return NewTxn(clis, TxnConfig{Prefix: DefaultPrefix, KeySize: 4, ValSize: 16, KeySpace: 20, Ops: 1, CreateRatio: 0.2, DeleteRatio: 0.2, Watchers: 4, Streams: 2})
+		}},
+		{"lease with keep-alive streams", 0, func() (Workload, error) {
+			return NewLease(clis, LeaseConfig{Prefix: DefaultPrefix, ValSize: 16, TTL: 5 * time.Second, KeysPerLease: 1, KeepAlives: 2})
+		}},
+		{"list compacted", 0, func() (Workload, error) {
+			l, err := NewList(clis, ListConfig{Prefix: DefaultPrefix, KeySize: 4, ValSize: 16, Keys: 100, PageSize: 30})
+			return WithCompaction(l, clis[0], 10*time.Millisecond), err
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -63,6 +64,15 @@ type Lease struct {
 
 	mu      sync.Mutex
 	workers []*leaseWorker
+
+	// shared: expiring leases without keep-alives are shared by all workers, as
+	// an apiserver attaches the events of all its requests to one lease: call c
+	// (over all workers) grants a new lease when c mod (1+KeysPerLease) is 0 and
+	// otherwise puts with the latest lease.
+	shared  bool
+	calls   atomic.Uint64
+	current atomic.Int64
+	granted []liveLease // under mu
 }
 
 // Call kinds of a lease's life, in order.
@@ -81,7 +91,7 @@ func NewLease(clients []*clientv3.Client, cfg LeaseConfig) (*Lease, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	l := &Lease{cfg: cfg, clients: clients, value: []byte(newValue(cfg.ValSize))}
+	l := &Lease{cfg: cfg, clients: clients, value: []byte(newValue(cfg.ValSize)), shared: cfg.Expire && cfg.KeepAlives == 0}
 	revokes := 1
 	if cfg.Expire {
 		revokes = 0
@@ -131,7 +141,33 @@ func (l *Lease) Worker(id int) Op {
 	l.mu.Lock()
 	l.workers = append(l.workers, w)
 	l.mu.Unlock()
+	if l.shared {
+		return w.nextShared
+	}
 	return w.next
+}
+
+// nextShared is the next call of the leases all workers share.
+func (w *leaseWorker) nextShared(ctx context.Context, _ uint64) Outcome {
+	l := w.l
+	c := l.calls.Add(1) - 1
+	id := l.current.Load()
+	if c%uint64(1+l.cfg.KeysPerLease) == 0 || id == 0 {
+		out := w.grant(ctx)
+		if out.Err == nil {
+			l.current.Store(w.lease)
+			l.mu.Lock()
+			l.granted = append(l.granted, w.live...)
+			l.mu.Unlock()
+			w.live = w.live[:0]
+		}
+		return out
+	}
+	w.lease, w.count = id, c
+	w.put.Key = w.key(w.put.Key, 0)
+	w.put.Lease = id
+	_, err := w.kv.Put(ctx, w.put)
+	return Outcome{Kind: l.kinds[leasePut], Sent: int64(len(w.put.Key) + len(w.put.Value)), Err: err}
 }
 
 func (w *leaseWorker) next(ctx context.Context, _ uint64) Outcome {
@@ -225,6 +261,10 @@ func (l *Lease) Finish(context.Context) {
 	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
 	defer cancel()
 	horizon := time.Now().Add(leaseExpireWait)
+	if len(l.workers) > 0 {
+		l.workers[0].live = append(l.workers[0].live, l.granted...)
+		l.granted = nil
+	}
 	var wg sync.WaitGroup
 	for _, w := range l.workers {
 		if w.stream != nil {

@@ -107,3 +107,35 @@ func TestLeaseExpire(t *testing.T) {
 		t.Errorf("revoked grew by %g, want %d: expiry revokes", d, grants)
 	}
 }
+
+// TestLeaseShared: expiring leases without keep-alives are shared by all
+// workers, one grant per 1+lease-keys calls over all of them, as kube-apiserver
+// attaches the events of all its requests to one lease.
+func TestLeaseShared(t *testing.T) {
+	c, clis := startEtcd(t, 2)
+	url := c.Members()[0].ClientURL + "/metrics"
+	w, err := NewLease(clis, LeaseConfig{Prefix: DefaultPrefix, ValSize: 10, TTL: 30 * time.Second, KeysPerLease: 9, Expire: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := counters(t, url, mGranted, mRevoked)
+	var run results.Run
+	cfg := Config{Workers: 8, Total: 200, Prefix: DefaultPrefix, KV: clis[0]}
+	if err := Run(context.Background(), cfg, w, &run); err != nil {
+		t.Fatal(err)
+	}
+	after := counters(t, url, mGranted, mRevoked)
+	grants, puts := run.Ops[0], run.Ops[1]
+	// One grant per 10 calls, plus one per worker at most that came before the
+	// first lease was there (it grants rather than put without a lease).
+	if grants.Requests < 20 || grants.Requests > 20+7 || grants.Requests+puts.Requests != 200 || grants.Errors+puts.Errors != 0 {
+		t.Errorf("%d grants, %d puts, %d errors; want 20 (to 27), 200 calls, 0", grants.Requests, puts.Requests, grants.Errors+puts.Errors)
+	}
+	// 30 s leases outlive the run's horizon: Finish revokes every one.
+	if d := after[mGranted] - before[mGranted]; d != float64(grants.Requests) {
+		t.Errorf("granted grew by %g, want %d", d, grants.Requests)
+	}
+	if d := after[mRevoked] - before[mRevoked]; d != float64(grants.Requests) {
+		t.Errorf("revoked grew by %g, want %d", d, grants.Requests)
+	}
+}

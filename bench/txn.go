@@ -2,13 +2,17 @@ package bench
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // MaxTxnOps is etcd's default --max-txn-ops: a txn with more operations in a
@@ -41,6 +45,9 @@ type TxnConfig struct {
 	// mod_revision == seen Then Delete Else Get); the rest update filled objects
 	// (If mod_revision == seen Then Put Else Get).
 	CreateRatio, DeleteRatio float64
+	// Watchers > 0 watch the whole prefix over Streams streams, as the watch
+	// caches of kube-apiservers do: every update, create and delete reaches each.
+	Watchers, Streams int
 }
 
 // Txn is kube-apiserver's write path. An update compares every key's
@@ -64,6 +71,7 @@ type Txn struct {
 	ops  []OpKind
 	// kinds maps txnUpdate, txnCreate, txnDelete to indexes of ops.
 	kinds [3]int
+	set   *watchSet // nil without watchers
 }
 
 // Check validates cfg without a cluster: --txn-ops against etcd's --max-txn-ops
@@ -81,6 +89,9 @@ func (cfg TxnConfig) Check() error {
 	}
 	if uint64(cfg.Ops) > ks.n {
 		return fmt.Errorf("txn: %d keys per txn over %d keys; --txn-ops must not exceed --key-space-size", cfg.Ops, ks.n)
+	}
+	if cfg.Watchers > 0 && cfg.ValSize < stampBytes {
+		return fmt.Errorf("txn: with watchers, objects carry their send time in %d bytes; the value size must be at least %d", stampBytes, stampBytes)
 	}
 	// A create's keys are longer than the filled ones: prefix, "c/", worker, "/", count.
 	if err := CheckRequestSize(cfg.Ops*(len(cfg.Prefix)+max(createKeyExtra, ks.size)), cfg.Ops*cfg.ValSize); err != nil {
@@ -102,6 +113,12 @@ func NewTxn(clients []*clientv3.Client, cfg TxnConfig) (*Txn, error) {
 		clients: clients, keys: ks, prefix: cfg.Prefix, value: newValue(cfg.ValSize), nops: cfg.Ops,
 		create: cfg.CreateRatio, delete: cfg.DeleteRatio, revs: make([]atomic.Int64, ks.n),
 	}
+	if cfg.Watchers > 0 {
+		var err error
+		if t.set, err = newWatchSet(clients, ks, cfg.Watchers, max(cfg.Streams, 1), 0, true); err != nil {
+			return nil, err
+		}
+	}
 	// Only the kinds the ratios ask for are reported.
 	for i, k := range []OpKind{
 		{Name: "txn", Share: 1 - t.create - t.delete},
@@ -112,6 +129,10 @@ func NewTxn(clients []*clientv3.Client, cfg TxnConfig) (*Txn, error) {
 		if k.Share > 0 || (i == txnCreate && t.delete > 0) {
 			t.ops = append(t.ops, k)
 		}
+	}
+	if t.set != nil {
+		t.set.kind = len(t.ops)
+		t.ops = append(t.ops, OpKind{Name: "watch"})
 	}
 	return t, nil
 }
@@ -130,12 +151,34 @@ const (
 // Ops reports updates ("txn"), creates and deletes, those with a share.
 func (t *Txn) Ops() []OpKind { return t.ops }
 
-// Prepare fills the objects and learns their revisions.
-func (t *Txn) Prepare(ctx context.Context, _ Emit) error {
+// Prepare fills the objects, learns their revisions, then opens the watchers,
+// so the fill is not watched.
+func (t *Txn) Prepare(ctx context.Context, emit Emit) error {
 	if err := fill(ctx, t.clients, t.keys, t.value); err != nil {
 		return err
 	}
-	return t.learnRevisions(ctx)
+	if err := t.learnRevisions(ctx); err != nil {
+		return err
+	}
+	if t.set != nil {
+		return t.set.open(ctx, emit)
+	}
+	return nil
+}
+
+// Finish waits for watch events in flight and closes the watchers.
+func (t *Txn) Finish(ctx context.Context) {
+	if t.set != nil {
+		t.set.close(ctx)
+	}
+}
+
+// Annotate adds the watch counts to the watch op; conflicts travel with each
+// request's outcome.
+func (t *Txn) Annotate(ops []results.Op) {
+	if t.set != nil {
+		t.set.annotate(&ops[t.set.kind])
+	}
 }
 
 // learnRevisions reads the mod_revision of every filled key, keys only, a page at a time.
@@ -181,6 +224,8 @@ type txnWorker struct {
 	creates *pb.TxnRequest
 	deletes *pb.TxnRequest
 	idx     []uint64 // the filled keys of the current update
+	val     []byte   // the object every put writes; watched, its head is the send time
+	acked   []int64  // watched: events the server acknowledged (one slot, the prefix)
 	created []created
 	next    uint64 // the count of the worker's next created key
 }
@@ -222,9 +267,12 @@ func (t *Txn) Worker(id int) Op {
 		return &pb.RequestOp{Request: &pb.RequestOp_RequestDeleteRange{RequestDeleteRange: &pb.DeleteRangeRequest{Key: key}}}
 	}
 	w := &txnWorker{
-		t: t, kv: kvStub(client(t.clients, id)), id: id,
+		t: t, kv: kvStub(client(t.clients, id)), id: id, val: val,
 		update: casTxn(t.nops, t.keys.len(), pb.Compare_MOD, put, true),
 		idx:    make([]uint64, t.nops),
+	}
+	if t.set != nil {
+		w.acked = t.set.counter()
 	}
 	for _, c := range w.update.Compare {
 		copy(c.Key, t.keys.prefix)
@@ -262,6 +310,7 @@ func (t *Txn) Worker(id int) Op {
 func (w *txnWorker) cas(ctx context.Context, req *pb.TxnRequest, kind int, learn func(j int, rev int64)) Outcome {
 	out := Outcome{Kind: w.t.kinds[kind], Sent: w.sent(req)}
 	for attempt := 1; ; attempt++ {
+		w.stamp()
 		resp, err := w.kv.Txn(ctx, req)
 		if err != nil {
 			out.Err = err
@@ -271,6 +320,7 @@ func (w *txnWorker) cas(ctx context.Context, req *pb.TxnRequest, kind int, learn
 			for j := range req.Compare {
 				learn(j, resp.Header.Revision)
 			}
+			w.ack()
 			return out
 		}
 		out.Conflicts++
@@ -306,6 +356,20 @@ func (w *txnWorker) sent(req *pb.TxnRequest) int64 {
 	return n
 }
 
+// stamp writes the send time into the head of the object, when watched.
+func (w *txnWorker) stamp() {
+	if w.acked != nil {
+		binary.BigEndian.PutUint64(w.val, uint64(time.Now().UnixNano()))
+	}
+}
+
+// ack counts the events of a txn that succeeded: one per key.
+func (w *txnWorker) ack() {
+	if w.acked != nil {
+		w.acked[0] += int64(w.t.nops)
+	}
+}
+
 // createdKey is the key of the worker's n-th created object.
 func (w *txnWorker) createdKey(dst []byte, n uint64) []byte {
 	dst = append(dst[:0], w.t.prefix...)
@@ -322,6 +386,7 @@ func (w *txnWorker) doCreate(ctx context.Context) Outcome {
 		w.creates.Success[j].GetRequestPut().Key = c.Key
 	}
 	out := Outcome{Kind: w.t.kinds[txnCreate], Sent: w.sent(w.creates)}
+	w.stamp()
 	resp, err := w.kv.Txn(ctx, w.creates)
 	switch {
 	case err != nil:
@@ -329,6 +394,7 @@ func (w *txnWorker) doCreate(ctx context.Context) Outcome {
 	case !resp.Succeeded:
 		out.Err = errTxnExists
 	default:
+		w.ack()
 		for range w.creates.Compare {
 			w.created = append(w.created, created{n: w.next, rev: resp.Header.Revision})
 			w.next++

@@ -128,3 +128,36 @@ func TestTxnBadConfig(t *testing.T) {
 		t.Errorf("100 objects of 64 KiB in one txn: err %v", err)
 	}
 }
+
+// TestTxnWatched watches the objects' prefix as 3 apiservers' watch caches do:
+// every update, create and delete reaches each watcher, and the server counts
+// as many events sent.
+func TestTxnWatched(t *testing.T) {
+	c, clis := startEtcd(t, 2)
+	url := c.Members()[0].ClientURL + "/metrics"
+	w := newTxn(t, clis, TxnConfig{KeySpace: 50, Ops: 1, CreateRatio: 0.2, DeleteRatio: 0.2, Watchers: 3, Streams: 3})
+	before := serverCounter(t, url, "etcd_debugging_mvcc_events_total")
+	var run results.Run
+	cfg := Config{Workers: 4, Rate: 400, Total: 200, Prefix: DefaultPrefix, KV: clis[0]}
+	if err := Run(context.Background(), cfg, w, &run); err != nil {
+		t.Fatal(err)
+	}
+	sent := serverCounter(t, url, "etcd_debugging_mvcc_events_total") - before
+	if len(run.Ops) != 4 || run.Ops[3].Op != "watch" {
+		t.Fatalf("ops %v", run.Ops)
+	}
+	var writes int64
+	for _, op := range run.Ops[:3] {
+		writes += op.Requests - op.Errors
+	}
+	watch := run.Ops[3]
+	if writes != 200 || watch.Events != 3*writes || watch.MissedEvents != 0 || watch.OutOfOrder != 0 {
+		t.Errorf("%d writes, %d events, %d missed, %d out of order; want 200, 600, 0, 0", writes, watch.Events, watch.MissedEvents, watch.OutOfOrder)
+	}
+	if sent != float64(3*writes) {
+		t.Errorf("server sent %g events, want %d", sent, 3*writes)
+	}
+	if watch.Requests == 0 || watch.Latency.P50 <= 0 {
+		t.Errorf("watch latency from %d events: %+v", watch.Requests, watch.Latency)
+	}
+}

@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -16,8 +17,13 @@ import (
 // the mixed workload, whose puts carry their send time. A values range is spread
 // over valueBuckets sizes evenly from min to max, each on its own share of the
 // key space under prefix + "v<i>/", since bench writes one value size per
-// workload. Leases are etcdperf's own workload. The parts are combined by ratio
-// into one workload that reports each op kind once.
+// workload. txn, txn-create and txn-delete are one bench txn workload over its
+// own key space under prefix + "txn/"; a watch goes with it when it is there,
+// and a list then reads its objects (else a list fills and reads its own under
+// prefix + "list/"). Leases are a pool kept alive (leases) or bench's lease
+// life under prefix + "lease/". The parts are combined by ratio into one
+// workload that reports each op kind once; compact_interval adds kube-apiserver's
+// compactor beside it.
 func Build(p *Profile, clients []*clientv3.Client, prefix string) (bench.Workload, bench.Config, error) {
 	cfg := bench.Config{
 		Workers:  p.Clients,
@@ -31,33 +37,88 @@ func Build(p *Profile, clients []*clientv3.Client, prefix string) (bench.Workloa
 		ops[op.Op] = op
 	}
 	put, rng, watch, lease := ops[OpPut], ops[OpRange], ops[OpWatch], ops[OpLease]
+	txn, list := ops[OpTxn], ops[OpList]
+	txnShare := txn.Ratio + ops[OpTxnCreate].Ratio + ops[OpTxnDelete].Ratio
 	var parts []*part
 	if data := put.Ratio + rng.Ratio; data > 0 {
+		dataWatch := watch
+		if txnShare > 0 {
+			dataWatch = Op{} // the watch goes with the txns
+		}
 		sizes := valueSizes(p.Values)
 		space := p.keysPerBucket()
 		for i, size := range sizes {
 			pre := prefix
-			if len(sizes) > 1 {
+			switch {
+			case len(sizes) > 1:
 				pre = fmt.Sprintf("%sv%d/", prefix, i)
+			case dataWatch.Prefix:
+				pre = prefix + "kv/" // a prefix watch must not see the other parts' keys
 			}
-			w, err := dataWorkload(clients, p, pre, size, space, put, rng, watch, len(sizes))
+			w, err := dataWorkload(clients, p, pre, size, space, put, rng, dataWatch, len(sizes))
 			if err != nil {
 				return nil, cfg, fmt.Errorf("profile %s: %w", p.Name, err)
 			}
 			parts = append(parts, &part{w: w, share: data / float64(len(sizes))})
 		}
 	}
-	if lease.Ratio > 0 {
-		w, err := newLeaseKeepAlive(clients, lease.Leases, time.Duration(lease.TTL))
+	listPrefix, listKeys := prefix+"list/", p.Keys.Space
+	if txnShare > 0 {
+		c := bench.TxnConfig{
+			Prefix: prefix + "txn/", KeySize: int(p.Keys.Size), ValSize: objectSize(txn, p), KeySpace: p.Keys.Space,
+			Ops: max(txn.TxnOps, 1), CreateRatio: ops[OpTxnCreate].Ratio / txnShare, DeleteRatio: ops[OpTxnDelete].Ratio / txnShare,
+		}
+		if watch.Watchers > 0 {
+			c.Watchers, c.Streams = watch.Watchers, max(watch.Streams, 1)
+		}
+		w, err := bench.NewTxn(clients, c)
 		if err != nil {
-			return nil, cfg, err
+			return nil, cfg, fmt.Errorf("profile %s: %w", p.Name, err)
+		}
+		parts = append(parts, &part{w: w, share: txnShare})
+		listPrefix, listKeys = c.Prefix, 0 // list the objects the txns write
+	}
+	if list.Ratio > 0 {
+		w, err := bench.NewList(clients, bench.ListConfig{
+			Prefix: listPrefix, KeySize: int(p.Keys.Size), ValSize: objectSize(list, p), Keys: listKeys,
+			PageSize: cmp.Or(list.PageSize, bench.DefaultPageSize), Consistency: cmp.Or(list.Consistency, "l"), Exact: list.Exact,
+		})
+		if err != nil {
+			return nil, cfg, fmt.Errorf("profile %s: %w", p.Name, err)
+		}
+		parts = append(parts, &part{w: w, share: list.Ratio})
+	}
+	if lease.Ratio > 0 {
+		w, err := leaseWorkload(clients, p, prefix+"lease/", lease)
+		if err != nil {
+			return nil, cfg, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
 		parts = append(parts, &part{w: w, share: lease.Ratio})
 	}
+	var w bench.Workload = compose(parts)
 	if len(parts) == 1 {
-		return parts[0].w, cfg, nil
+		w = parts[0].w
 	}
-	return compose(parts), cfg, nil
+	if p.CompactInterval > 0 {
+		w = bench.WithCompaction(w, clients[0], time.Duration(p.CompactInterval))
+	}
+	return w, cfg, nil
+}
+
+// objectSize is the value size of a txn, list or lease op: its own, or the mean
+// of the profile's values.
+func objectSize(op Op, p *Profile) int { return int(cmp.Or(op.ValueSize, p.Values.mean())) }
+
+// leaseWorkload is a pool of leases kept alive (leases), or the life of leases
+// as bench lease runs it.
+func leaseWorkload(clients []*clientv3.Client, p *Profile, prefix string, op Op) (bench.Workload, error) {
+	if op.Leases > 0 {
+		return newLeaseKeepAlive(clients, op.Leases, time.Duration(op.TTL))
+	}
+	return bench.NewLease(clients, bench.LeaseConfig{
+		Prefix: prefix, ValSize: objectSize(op, p), TTL: cmp.Or(time.Duration(op.TTL), defaultTTL),
+		KeysPerLease: op.LeaseKeys, KeepAlives: op.KeepAlives, Expire: op.Expire,
+	})
 }
 
 // valueSizes lists the value sizes puts write: one, or valueBuckets spread from
@@ -97,6 +158,7 @@ func dataWorkload(clients []*clientv3.Client, p *Profile, prefix string, size in
 		cfg.Watchers = max(watch.Watchers/buckets, 1)
 		cfg.Streams = min(max(watch.Streams/buckets, 1), cfg.Watchers)
 		cfg.WatchedKeys = min(max(watch.WatchedKeys, 1), space)
+		cfg.PrefixWatch = watch.Prefix
 	}
 	return bench.NewMixed(clients, cfg)
 }

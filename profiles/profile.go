@@ -30,6 +30,11 @@ const (
 	OpRange = "range"
 	OpWatch = "watch"
 	OpLease = "lease"
+	// kube-apiserver's request shapes (bench txn and bench list).
+	OpTxn       = "txn"
+	OpTxnCreate = "txn-create"
+	OpTxnDelete = "txn-delete"
+	OpList      = "list"
 )
 
 // DefaultP99 is the p99 response-time threshold of a profile that states none:
@@ -59,6 +64,9 @@ type Profile struct {
 	Keys        Keys     `yaml:"keys" json:"keys"`
 	Values      Values   `yaml:"values" json:"values"`
 	Ops         []Op     `yaml:"ops" json:"ops"`
+	// CompactInterval, when set, compacts the history every interval during the
+	// load, as kube-apiserver does (--etcd-compaction-interval).
+	CompactInterval Duration `yaml:"compact_interval" json:"compact_interval,omitempty"`
 }
 
 // SLO is the latency objective check grades a run of the profile against.
@@ -103,9 +111,30 @@ type Op struct {
 	Streams     int    `yaml:"streams" json:"streams,omitempty"`
 	WatchedKeys uint64 `yaml:"watched_keys" json:"watched_keys,omitempty"`
 
-	// lease: keep-alives of Leases leases granted with TTL.
-	Leases int      `yaml:"leases" json:"leases,omitempty"`
-	TTL    Duration `yaml:"ttl" json:"ttl,omitempty"`
+	// watch: Prefix makes every watcher watch the whole prefix of the objects
+	// (the txn op's when there is one, else the puts'), as kube-apiserver's watch
+	// cache watches a resource type; WatchedKeys then does not apply.
+	Prefix bool `yaml:"prefix" json:"prefix,omitempty"`
+
+	// lease: keep-alives of Leases leases granted with TTL; or, without Leases,
+	// the life of leases as bench lease runs it: grant (TTL), LeaseKeys attached
+	// puts, KeepAlives renewals, then a revoke, or expiry with Expire.
+	Leases     int      `yaml:"leases" json:"leases,omitempty"`
+	TTL        Duration `yaml:"ttl" json:"ttl,omitempty"`
+	LeaseKeys  int      `yaml:"lease_keys" json:"lease_keys,omitempty"`
+	KeepAlives int      `yaml:"keepalives" json:"keepalives,omitempty"`
+	Expire     bool     `yaml:"expire" json:"expire,omitempty"`
+
+	// txn: TxnOps keys per txn (default 1; at most etcd's --max-txn-ops, 128).
+	TxnOps int `yaml:"txn_ops" json:"txn_ops,omitempty"`
+	// list: PageSize keys per page (default 500, client-go's pager); Exact lists
+	// at the revision of the start of the load; Consistency as for range.
+	PageSize int64 `yaml:"page_size" json:"page_size,omitempty"`
+	Exact    bool  `yaml:"exact" json:"exact,omitempty"`
+
+	// ValueSize is the object size of a txn, list or lease op (default: the
+	// mean of the profile's values).
+	ValueSize Size `yaml:"value_size" json:"value_size,omitempty"`
 }
 
 // Duration is a time.Duration written as "60s" in YAML and JSON.
@@ -437,4 +466,15 @@ func yamlErrMsg(err error) string {
 		}
 	}
 	return s
+}
+
+// Validate checks a profile built in code (not parsed from YAML) by the rules
+// Parse applies; errors name fields but no lines.
+func Validate(p *Profile) error {
+	c := &checker{file: "profile " + p.Name, lines: map[string]int{}}
+	c.validate(p)
+	if len(c.errs) > 0 {
+		return c.result()
+	}
+	return nil
 }

@@ -84,7 +84,7 @@ func TestValidationErrors(t *testing.T) {
 		{"field of another op", strings.Replace(valid, "ratio: 0.5\n  - op: range", "ratio: 0.5\n    watchers: 3\n  - op: range", 1), 15, "ops[0].watchers: does not apply to a put op"},
 		{"size and range", strings.Replace(valid, "size: 1KiB", "size: 1KiB\n  max: 2KiB", 1), 10, "values: give either size or min and max"},
 		{"min over max", strings.Replace(valid, "size: 1KiB", "min: 4KiB\n  max: 2KiB", 1), 12, "want 1 ≤ min ≤ max"},
-		{"watch without put", strings.Replace(strings.Replace(valid, "op: put", "op: watch", 1), "ratio: 0.5\n  - op: range\n    ratio: 0.5", "watchers: 2\n  - op: range\n    ratio: 1", 1), 12, "a watch needs a put op"},
+		{"watch without put", strings.Replace(strings.Replace(valid, "op: put", "op: watch", 1), "ratio: 0.5\n  - op: range\n    ratio: 0.5", "watchers: 2\n  - op: range\n    ratio: 1", 1), 12, "a watch needs a put or txn op"},
 		{"key space too big for key size", strings.Replace(valid, "size: 16", "size: 2", 1), 9, "keys.space: 1000 keys need 4-byte keys"},
 		{"syntax error", "name: t\nrate: [1,\n", 2, ""},
 		{"empty", "", 1, "empty document"},
@@ -163,7 +163,7 @@ func TestBuildShapes(t *testing.T) {
 		{"check-perf-s", []string{"put"}},
 		{"write-heavy", []string{"range", "put"}},
 		{"large-values", []string{"put"}},
-		{"kubernetes", []string{"range", "put", "watch", "lease-keepalive"}},
+		{"kubernetes", []string{"txn", "txn-create", "txn-delete", "watch", "list", "list-page", "lease-grant", "lease-put", "compact"}},
 	} {
 		e, err := Load(tc.name)
 		if err != nil {

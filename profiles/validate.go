@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/etcdperf/etcdperf/bench"
 )
@@ -49,6 +50,9 @@ func (c *checker) validate(p *Profile) {
 	}
 	if p.SLO.P99 < 0 {
 		c.add("slo.p99", "must not be negative, got %s", p.SLO.P99)
+	}
+	if p.CompactInterval < 0 {
+		c.add("compact_interval", "must not be negative, got %s", p.CompactInterval)
 	}
 	dataOK := c.validateData(p)
 	c.validateOps(p, dataOK)
@@ -117,7 +121,7 @@ func (p *Profile) keysPerBucket() uint64 {
 
 func (c *checker) validateOps(p *Profile, dataOK bool) {
 	if len(p.Ops) == 0 {
-		c.add("ops", "list at least one op (put, range, watch, lease)")
+		c.add("ops", "list at least one op ("+opNames+")")
 		return
 	}
 	seen := map[string]bool{}
@@ -127,13 +131,13 @@ func (c *checker) validateOps(p *Profile, dataOK bool) {
 	for i, op := range p.Ops {
 		at := func(f string) string { return fmt.Sprintf("ops[%d].%s", i, f) }
 		switch op.Op {
-		case OpPut, OpRange, OpLease, OpWatch:
+		case OpPut, OpRange, OpLease, OpWatch, OpTxn, OpTxnCreate, OpTxnDelete, OpList:
 		case "":
-			c.add(fmt.Sprintf("ops[%d]", i), "op is required: put, range, watch or lease")
+			c.add(fmt.Sprintf("ops[%d]", i), "op is required: %s", opNames)
 			known = false
 			continue
 		default:
-			c.add(at("op"), "unknown op %q: want put, range, watch or lease", op.Op)
+			c.add(at("op"), "unknown op %q: want %s", op.Op, opNames)
 			known = false
 			continue
 		}
@@ -174,6 +178,9 @@ func (c *checker) validateOps(p *Profile, dataOK bool) {
 			if op.Streams < 0 || op.Streams > op.Watchers {
 				c.add(at("streams"), "must be between 1 and the %d watchers, got %d", op.Watchers, op.Streams)
 			}
+			if op.Prefix && op.WatchedKeys != 0 {
+				c.add(at("watched_keys"), "a prefix watch watches every key; watched_keys does not apply")
+			}
 			if op.WatchedKeys > p.keysPerBucket() {
 				c.add(at("watched_keys"), "must be at most the %d keys of one value size, got %d", p.keysPerBucket(), op.WatchedKeys)
 			}
@@ -181,31 +188,58 @@ func (c *checker) validateOps(p *Profile, dataOK bool) {
 				c.add(at("op"), "watched values carry their send time: values must be at least %d bytes", stampBytes)
 			}
 		case OpLease:
-			if op.Leases < 1 || op.Leases > 100_000 {
+			if op.Leases < 0 || op.Leases > 100_000 {
 				c.add(at("leases"), "must be between 1 and 100000, got %d", op.Leases)
 			}
-			if op.TTL != 0 && Duration(minTTL) > op.TTL {
-				c.add(at("ttl"), "must be at least %s, got %s", minTTL, op.TTL)
+			if op.Leases > 0 && (op.LeaseKeys != 0 || op.KeepAlives != 0 || op.Expire) {
+				c.add(at("leases"), "a pool of leases is kept alive; lease_keys, keepalives and expire belong to the lease life (without leases)")
 			}
+			if op.LeaseKeys < 0 || op.KeepAlives < 0 {
+				c.add(at("lease_keys"), "lease_keys and keepalives must not be negative, got %d and %d", op.LeaseKeys, op.KeepAlives)
+			}
+			if op.TTL != 0 && (Duration(minTTL) > op.TTL || time.Duration(op.TTL)%time.Second != 0) {
+				c.add(at("ttl"), "must be whole seconds, at least %s, got %s", minTTL, op.TTL)
+			}
+		case OpTxn:
+			if op.TxnOps < 0 || op.TxnOps > bench.MaxTxnOps {
+				c.add(at("txn_ops"), "must be between 1 and %d (etcd's --max-txn-ops), got %d", bench.MaxTxnOps, op.TxnOps)
+			} else if uint64(max(op.TxnOps, 1)) > p.Keys.Space {
+				c.add(at("txn_ops"), "%d keys per txn over %d keys", op.TxnOps, p.Keys.Space)
+			}
+		case OpList:
+			if op.PageSize < 0 {
+				c.add(at("page_size"), "must not be negative, got %d", op.PageSize)
+			}
+			if op.Consistency != "" && op.Consistency != "l" && op.Consistency != "s" {
+				c.add(at("consistency"), "want l (linearizable) or s (serializable), got %q", op.Consistency)
+			}
+		}
+		if op.ValueSize > maxValue || (op.ValueSize > 0 && op.ValueSize < stampBytes) {
+			c.add(at("value_size"), "must be between %d bytes and 1MiB, got %s", stampBytes, op.ValueSize)
 		}
 	}
 	if !known || !dataOK {
 		return // the mix as a whole cannot be judged
 	}
 	if paced == 0 {
-		c.add("ops", "a profile needs a paced op (put, range or lease); a watch alone sends nothing")
+		c.add("ops", "a profile needs a paced op; a watch alone sends nothing")
 	} else if math.Abs(sum-1) > 1e-6 {
-		c.add("ops", "the ratios of put, range and lease must sum to 1, got %g", sum)
+		c.add("ops", "the ratios of the paced ops must sum to 1, got %g", sum)
 	}
-	if seen[OpWatch] && !seen[OpPut] {
-		c.add("ops", "a watch needs a put op: its events follow the puts")
+	txn := seen[OpTxn] || seen[OpTxnCreate] || seen[OpTxnDelete]
+	if seen[OpWatch] && !seen[OpPut] && !txn {
+		c.add("ops", "a watch needs a put or txn op: its events follow the writes")
 	}
-	if (seen[OpRange] || seen[OpWatch]) && p.Keys.Space > maxFillKeys {
-		c.add("keys.space", "ranges and watches need the keys filled first; %d keys is over the %d a run can fill", p.Keys.Space, maxFillKeys)
-	} else if (seen[OpRange] || seen[OpWatch]) && float64(p.Keys.Space)*float64(p.Values.mean()) > maxFillBytes {
+	filled := seen[OpRange] || seen[OpWatch] || txn || seen[OpList]
+	if filled && p.Keys.Space > maxFillKeys {
+		c.add("keys.space", "ranges, watches, txns and lists need the keys filled first; %d keys is over the %d a run can fill", p.Keys.Space, maxFillKeys)
+	} else if filled && float64(p.Keys.Space)*float64(p.Values.mean()) > maxFillBytes {
 		c.add("keys.space", "filling %d keys of %s is over 1GiB", p.Keys.Space, p.Values.mean())
 	}
 }
+
+// opNames lists the ops a profile can mix, for messages.
+const opNames = "put, range, watch, lease, txn, txn-create, txn-delete or list"
 
 // notFor rejects parameters that do not apply to the op's kind, so a misplaced
 // field is not silently ignored.
@@ -213,20 +247,26 @@ func (c *checker) notFor(op Op, i int) {
 	set := map[string]bool{
 		"width": op.Width != 0, "limit": op.Limit != 0, "consistency": op.Consistency != "",
 		"keys_only": op.KeysOnly, "count_only": op.CountOnly,
-		"watchers": op.Watchers != 0, "streams": op.Streams != 0, "watched_keys": op.WatchedKeys != 0,
-		"leases": op.Leases != 0, "ttl": op.TTL != 0,
+		"watchers": op.Watchers != 0, "streams": op.Streams != 0, "watched_keys": op.WatchedKeys != 0, "prefix": op.Prefix,
+		"leases": op.Leases != 0, "ttl": op.TTL != 0, "lease_keys": op.LeaseKeys != 0, "keepalives": op.KeepAlives != 0, "expire": op.Expire,
+		"txn_ops": op.TxnOps != 0, "page_size": op.PageSize != 0, "exact": op.Exact, "value_size": op.ValueSize != 0,
 	}
 	applies := map[string][]string{
-		OpPut:   nil,
-		OpRange: {"width", "limit", "consistency", "keys_only", "count_only"},
-		OpWatch: {"watchers", "streams", "watched_keys"},
-		OpLease: {"leases", "ttl"},
+		OpPut:       nil,
+		OpRange:     {"width", "limit", "consistency", "keys_only", "count_only"},
+		OpWatch:     {"watchers", "streams", "watched_keys", "prefix"},
+		OpLease:     {"leases", "ttl", "lease_keys", "keepalives", "expire", "value_size"},
+		OpTxn:       {"txn_ops", "value_size"},
+		OpTxnCreate: nil,
+		OpTxnDelete: nil,
+		OpList:      {"page_size", "exact", "consistency"},
 	}
 	ok := map[string]bool{}
 	for _, f := range applies[op.Op] {
 		ok[f] = true
 	}
-	for _, f := range []string{"width", "limit", "consistency", "keys_only", "count_only", "watchers", "streams", "watched_keys", "leases", "ttl"} {
+	for _, f := range []string{"width", "limit", "consistency", "keys_only", "count_only", "watchers", "streams", "watched_keys", "prefix",
+		"leases", "ttl", "lease_keys", "keepalives", "expire", "txn_ops", "page_size", "exact", "value_size"} {
 		if set[f] && !ok[f] {
 			c.add(fmt.Sprintf("ops[%d].%s", i, f), "does not apply to a %s op", op.Op)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -184,12 +185,34 @@ func newBenchMixedCmd(a *app, bf *benchFlags) *cobra.Command {
 		readRatio float64
 		rf        rangeFlags
 		wf        watchFlags
+		mf        mixFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mixed",
 		Short: "Read and write one key set by ratio, optionally watched; each op type reported",
-		Args:  cobra.NoArgs,
+		Long: `mixed fills --key-space-size keys, then ranges over them (--read-ratio) and puts to
+them (the rest), optionally watched (--watchers). --ratios mixes any of bench's ops by
+ratio instead, as a profile does: put, range, txn, txn-create, txn-delete, list and
+lease, e.g. --ratios txn=0.8,list=0.05,lease=0.15; each op keeps its own flags here
+(--range-width, --txn-ops, --page-size, --lease-ttl, ...), and watchers then watch the
+txns' objects when there are txns.`,
+		Example: `  etcdperf bench mixed --rate 500 --read-ratio 0.9
+  etcdperf bench mixed --rate 300 --ratios txn=0.7,txn-create=0.1,txn-delete=0.1,list=0.01,lease=0.09 --watchers 3 --watch-prefix`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if mf.ratios != "" {
+				if cmd.Flags().Changed("read-ratio") {
+					return usageErr(errors.New("--read-ratio and --ratios exclude each other: give range=R in --ratios"))
+				}
+				p, err := mf.profile(bf, keySpace, rf, wf)
+				if err != nil {
+					return usageErr(err)
+				}
+				return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
+					w, _, err := profiles.Build(p, clis, bf.prefix)
+					return w, err
+				})
+			}
 			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
 				return bench.NewMixed(clis, bench.MixedConfig{
 					Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize, KeySpace: keySpace, ReadRatio: readRatio,
@@ -203,6 +226,7 @@ func newBenchMixedCmd(a *app, bf *benchFlags) *cobra.Command {
 	cmd.Flags().Float64Var(&readRatio, "read-ratio", 0.8, "fraction of requests that are ranges; the rest are puts")
 	rf.register(cmd)
 	wf.register(cmd, 0, " (0: no watch load)")
+	mf.register(cmd)
 	return cmd
 }
 

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/profiles"
 )
 
 // The bench subcommands of kube-apiserver's request shapes: txn, lease, list.
@@ -57,8 +59,10 @@ puts attached to the lease (kube-apiserver attaches the events it writes to a le
 their TTL), --keepalives renewals on the worker's LeaseKeepAlive stream, and a revoke.
 Each call kind is its own op: lease-grant, lease-put, lease-keepalive, lease-revoke.
 --expire leaves the leases to expire instead, as events' leases do; the server then
-deletes their keys. Leases still alive after the run are revoked (expiring ones that
-end within 10 s are left to expire).`,
+deletes their keys. With --expire and --keepalives 0 the workers share their leases,
+as an apiserver attaches the events of all its requests to one lease: one grant per
+1+--lease-keys calls over all workers. Leases still alive after the run are revoked
+(expiring ones that end within 10 s are left to expire).`,
 		Example: `  etcdperf bench lease --rate 300 --lease-ttl 60s --lease-keys 2 --keepalives 3
   etcdperf bench lease --lease-ttl 5s --lease-keys 10 --keepalives 0 --expire`,
 		Args: cobra.NoArgs,
@@ -113,4 +117,68 @@ Each whole LIST is the "list" op (with the keys and bytes read), each page "list
 	f.StringVar(&cfg.Consistency, "consistency", "l", "first page l (linearizable) or s (serializable)")
 	f.BoolVar(&cfg.Exact, "exact", false, "list at the revision of the start of the load (resourceVersionMatch=Exact)")
 	return cmd
+}
+
+// mixFlags are bench mixed's --ratios and the flags of the ops it can mix.
+type mixFlags struct {
+	ratios    string
+	txnOps    int
+	pageSize  int64
+	exact     bool
+	leaseTTL  time.Duration
+	leaseKeys int
+	keepAlive int
+	expire    bool
+}
+
+func (m *mixFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&m.ratios, "ratios", "", "mix ops by ratio instead of --read-ratio: put, range, txn, txn-create, txn-delete, list, lease, e.g. txn=0.8,list=0.05,lease=0.15")
+	f.IntVar(&m.txnOps, "txn-ops", 1, "--ratios: keys per txn (at most 128)")
+	f.Int64Var(&m.pageSize, "page-size", bench.DefaultPageSize, "--ratios: keys per LIST page")
+	f.BoolVar(&m.exact, "exact", false, "--ratios: LIST at the revision of the start of the load")
+	f.DurationVar(&m.leaseTTL, "lease-ttl", 60*time.Second, "--ratios: lease TTL, whole seconds")
+	f.IntVar(&m.leaseKeys, "lease-keys", 1, "--ratios: puts attached to each lease")
+	f.IntVar(&m.keepAlive, "keepalives", 1, "--ratios: keep-alives per lease")
+	f.BoolVar(&m.expire, "expire", false, "--ratios: let leases expire instead of revoking them")
+}
+
+// profile is the mix as a profile, so that profiles.Build composes it and its
+// checks apply; rate, clients and duration are bench's own and only pass them.
+func (m *mixFlags) profile(bf *benchFlags, keySpace uint64, rf rangeFlags, wf watchFlags) (*profiles.Profile, error) {
+	ops, err := profiles.ParseMix(m.ratios)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ops {
+		op := &ops[i]
+		switch op.Op {
+		case profiles.OpRange:
+			op.Width, op.Limit, op.Consistency, op.KeysOnly, op.CountOnly = rf.width, rf.limit, rf.consistency, rf.keysOnly, rf.countOnly
+		case profiles.OpTxn:
+			op.TxnOps = m.txnOps
+		case profiles.OpList:
+			op.PageSize, op.Exact, op.Consistency = m.pageSize, m.exact, rf.consistency
+		case profiles.OpLease:
+			op.TTL, op.LeaseKeys, op.KeepAlives, op.Expire = profiles.Duration(m.leaseTTL), m.leaseKeys, m.keepAlive, m.expire
+		}
+	}
+	if wf.watchers > 0 {
+		w := profiles.Op{Op: profiles.OpWatch, Watchers: wf.watchers, Streams: wf.streams, Prefix: wf.prefix}
+		if !wf.prefix {
+			w.WatchedKeys = wf.watchedKeys
+		}
+		ops = append(ops, w)
+	}
+	p := &profiles.Profile{
+		Name: "mixed", Version: 1, Description: "bench mixed --ratios " + m.ratios,
+		Rate: max(bf.rate, 1), Clients: bf.clients, Duration: profiles.Duration(time.Second),
+		Keys:   profiles.Keys{Size: profiles.Size(bf.keySize), Space: keySpace},
+		Values: profiles.Values{Size: profiles.Size(bf.valSize)},
+		Ops:    ops,
+	}
+	if err := profiles.Validate(p); err != nil {
+		return nil, fmt.Errorf("--ratios: %w", err)
+	}
+	return p, nil
 }

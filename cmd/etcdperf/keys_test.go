@@ -101,6 +101,7 @@ func TestForeignKeysUntouched(t *testing.T) {
 			{"bench", "txn", "--key-space-size", "20", "--create-ratio", "0.2", "--delete-ratio", "0.2", "--total", "100"},
 			{"bench", "lease", "--lease-ttl", "5s", "--lease-keys", "2", "--total", "50", "--compact-interval", "100ms"},
 			{"bench", "list", "--keys", "600", "--total", "5"},
+			{"bench", "mixed", "--ratios", "txn=0.5,txn-create=0.2,txn-delete=0.1,list=0.05,lease=0.15", "--watchers", "2", "--watch-prefix", "--key-space-size", "100", "--total", "100"},
 			{"bench", "watch", "--watch-prefix", "--watchers", "3", "--watched-keys", "4", "--total", "50"},
 			{"check", "--load", "s", "--duration", "1s", "--warmup", "0s"},
 			{"inspect", "--max-rps", "0"},

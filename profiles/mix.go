@@ -1,0 +1,44 @@
+package profiles
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ParseMix parses bench mixed's --ratios, "put=0.5,txn=0.3,list=0.1,lease=0.1":
+// the paced ops of a mix and their ratios, in the order given. Ratios must be
+// positive and sum to 1; a watch has no ratio and is not named here.
+func ParseMix(s string) ([]Op, error) {
+	var ops []Op
+	seen := map[string]bool{}
+	var sum float64
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return nil, fmt.Errorf("--ratios %q: want OP=RATIO pairs such as put=0.5,txn=0.5", s)
+		}
+		switch k {
+		case OpPut, OpRange, OpTxn, OpTxnCreate, OpTxnDelete, OpList, OpLease:
+		case OpWatch:
+			return nil, fmt.Errorf("--ratios %q: a watch has no ratio; use --watchers", s)
+		default:
+			return nil, fmt.Errorf("--ratios %q: unknown op %q: want put, range, txn, txn-create, txn-delete, list or lease", s, k)
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("--ratios %q: %s given twice", s, k)
+		}
+		seen[k] = true
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r <= 0 || r > 1 || math.IsNaN(r) {
+			return nil, fmt.Errorf("--ratios %q: %s=%q: want a ratio in (0, 1]", s, k, v)
+		}
+		sum += r
+		ops = append(ops, Op{Op: k, Ratio: r})
+	}
+	if math.Abs(sum-1) > 1e-6 {
+		return nil, fmt.Errorf("--ratios %q: the ratios sum to %g, want 1", s, sum)
+	}
+	return ops, nil
+}
