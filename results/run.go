@@ -63,6 +63,12 @@ type Tool struct {
 	Name      string `json:"name"`
 	Version   string `json:"version"`
 	GoVersion string `json:"go_version"`
+	// Commit and Dirty are the VCS revision the binary was built from and whether
+	// the tree had uncommitted changes; empty without VCS stamping (go run).
+	Commit string `json:"commit,omitempty"`
+	Dirty  bool   `json:"dirty,omitempty"`
+	// EmbeddedEtcd is the etcd server release linked into the binary.
+	EmbeddedEtcd string `json:"embedded_etcd,omitempty"`
 }
 
 // Target describes the cluster the load went to.

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	binPath = filepath.Join(dir, "etcdperf")
-	out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", binPath, ".").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build etcdperf: %v\n%s", err, out)
 		os.Exit(2)

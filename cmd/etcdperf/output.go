@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -31,7 +30,7 @@ func (a *app) table() *tabwriter.Writer {
 func (a *app) newRun(cmd *cobra.Command, command string, t *target) *results.Run {
 	run := &results.Run{
 		Version:   results.Version,
-		Tool:      results.Tool{Name: "etcdperf", Version: toolVersion(), GoVersion: runtime.Version()},
+		Tool:      toolInfo(),
 		Command:   command,
 		StartedAt: time.Now().UTC(),
 		Flags:     flagsOf(cmd),

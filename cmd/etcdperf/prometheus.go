@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -76,7 +75,7 @@ func (p *promFlags) run(ctx context.Context, args []string) (*results.Run, error
 		// members' machines are not this one, so --cores and --memory say what they have.
 		run = &results.Run{
 			Version: results.Version, Command: "analyze --prometheus", Valid: true,
-			Tool:      results.Tool{Name: "etcdperf", Version: toolVersion(), GoVersion: runtime.Version()},
+			Tool:      toolInfo(),
 			StartedAt: from.UTC(), EndedAt: to.UTC(), DurationS: to.Sub(from).Seconds(),
 		}
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strconv"
+	"text/tabwriter"
 	"time"
 
 	"context"
@@ -8,10 +10,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/version"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -95,6 +98,8 @@ func (a *app) rootCmd() *cobra.Command {
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
+	root.Version = buildInfo().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 	return root
 }
@@ -153,25 +158,44 @@ func flagsFromEnv(fs *pflag.FlagSet) error {
 	return err
 }
 
-// toolVersion is the module version of this build ("devel" from a work tree).
-func toolVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
+// buildInfo is this binary's version, commit, Go version and embedded etcd.
+func buildInfo() version.Info {
+	i := version.Get()
+	// The release the server package declares, whatever the module graph says.
+	i.Etcd = embeddedEtcdVersion()
+	return i
+}
+
+// toolInfo is what run files record of the binary that wrote them.
+func toolInfo() results.Tool {
+	i := buildInfo()
+	return results.Tool{Name: "etcdperf", Version: i.Version, GoVersion: i.Go, Commit: i.Commit, Dirty: i.Dirty, EmbeddedEtcd: i.Etcd}
 }
 
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the etcdperf version and the etcd release it embeds",
-		Args:  cobra.NoArgs,
+		Short: "Print the etcdperf version, its commit, Go version and the etcd release it embeds",
+		Long: `version prints the module version, the VCS commit and whether the tree was dirty
+(as the Go toolchain stamped them at build time; "unknown" from go run), the Go
+version and the embedded etcd release. -w json prints them as one object, -w table
+as a table. Run files record the same (tool).`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			v := map[string]string{"etcdperf": toolVersion(), "embedded_etcd": embeddedEtcdVersion()}
-			if a.output == "json" {
-				return a.printJSON(v)
+			i := buildInfo()
+			switch a.output {
+			case "json":
+				return a.printJSON(i)
+			case "table":
+				tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "FIELD\tVALUE")
+				for _, kv := range [][2]string{{"version", i.Version}, {"commit", i.ShortCommit()}, {"dirty", strconv.FormatBool(i.Dirty)},
+					{"commit time", i.CommitTime}, {"go", i.Go}, {"embedded etcd", i.Etcd}, {"module", i.Module}} {
+					fmt.Fprintf(tw, "%s\t%s\n", kv[0], kv[1])
+				}
+				return tw.Flush()
 			}
-			fmt.Fprintf(a.stdout, "etcdperf %s (embedded etcd %s)\n", v["etcdperf"], v["embedded_etcd"])
+			fmt.Fprintln(a.stdout, i)
 			return nil
 		},
 	}

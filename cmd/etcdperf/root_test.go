@@ -4,21 +4,45 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/etcdperf/etcdperf/version"
 )
 
+// TestVersion: version -w json is the build info; --version and version print
+// the same line, with the commit when the binary was built in a git checkout (the
+// toolchain does not read a git worktree's .git file); run files record the same.
 func TestVersion(t *testing.T) {
 	r := runBin(t, nil, "version", "-w", "json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var v map[string]string
-	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
-		t.Fatalf("stdout is not one JSON object: %v\n%s", err, r.stdout)
+	var v version.Info
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("stdout is not one version object: %v\n%s", err, r.stdout)
 	}
-	if v["embedded_etcd"] == "" {
-		t.Errorf("no embedded etcd version: %v", v)
+	if v.Etcd == "" || !strings.HasPrefix(v.Go, "go") || v.Module != version.Module || v.Version == "" {
+		t.Errorf("version %+v", v)
+	}
+	if fi, err := os.Stat("../../.git"); err == nil && fi.IsDir() && v.Commit == "" {
+		t.Errorf("built in a git checkout, but no commit: %+v", v)
+	}
+	flag, cmd := runBin(t, nil, "--version"), runBin(t, nil, "version")
+	if flag.code != 0 || flag.stdout != cmd.stdout || !strings.Contains(flag.stdout, "commit "+v.ShortCommit()) || !strings.Contains(flag.stdout, v.Etcd) {
+		t.Errorf("--version %q, version %q", flag.stdout, cmd.stdout)
+	}
+	t.Logf("%s", strings.TrimSpace(flag.stdout))
+	tab := runBin(t, nil, "version", "-w", "table")
+	if !strings.HasPrefix(tab.stdout, "FIELD") || !strings.Contains(tab.stdout, v.Etcd) {
+		t.Errorf("-w table: %q", tab.stdout)
+	}
+	// What run files record.
+	if ti := toolInfo(); ti.EmbeddedEtcd != embeddedEtcdVersion() || ti.GoVersion != runtime.Version() {
+		t.Errorf("run file tool %+v", ti)
 	}
 }
 

@@ -171,6 +171,9 @@ func TestTLSAuthBench(t *testing.T) {
 			if len(run.Ops) != 1 || run.Ops[0].Requests != 200 || run.Ops[0].Errors != 0 {
 				t.Errorf("ops %+v", run.Ops)
 			}
+			if run.Tool.EmbeddedEtcd == "" || run.Tool.GoVersion == "" {
+				t.Errorf("run file's tool %+v", run.Tool)
+			}
 			// The members' /metrics are scraped over the same TLS, with the client certificate.
 			phases := map[string]bool{}
 			for _, sc := range run.Scrapes {
