@@ -38,7 +38,8 @@ type Load func(ctx context.Context) (*results.Run, error)
 // to say what it is doing.
 type Env struct {
 	// Client reaches the cluster (its endpoints need not include a member the
-	// drill adds; Status and HashKV dial members by URL).
+	// drill adds; Status and HashKV dial members by URL). ReplaceMember points it
+	// at the members that stay before it removes one.
 	Client *clientv3.Client
 	// HTTP fetches /metrics; MetricsURL maps a member's client URL to its metrics URL
 	// (nil: the client URL + /metrics).

@@ -210,7 +210,12 @@ func phases(bs []boundary, run *results.Run) ([]Phase, error) {
 			}
 			p.Client = c
 		}
-		fillServer(&p, a.s, b.s, a.leader)
+		// After a leader change the new leader sends most of the phase's traffic.
+		leader := a.leader
+		if b.leader != "" && b.leader != a.leader {
+			leader = b.leader
+		}
+		fillServer(&p, a.s, b.s, leader)
 		out = append(out, p)
 	}
 	return out, nil

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -320,11 +322,19 @@ func (r *replaceRun) remove(ctx context.Context) error {
 	}
 	r.mark(ctx, PhaseRemove, "")
 	r.removeAt = time.Now()
-	if err := r.retryUnhealthy(ctx, "remove "+v.Name, func(c context.Context) error {
+	// A member that applies its own removal stops and answers "server stopped": the
+	// drill's calls go to the members that stay.
+	r.env.Client.SetEndpoints(r.cfg.Plan.LoadEndpoints()...)
+	err = r.retryUnhealthy(ctx, "remove "+v.Name, func(c context.Context) error {
 		_, err := r.env.Client.MemberRemove(c, v.ID)
 		return err
-	}); err != nil {
-		return err
+	})
+	if err != nil {
+		// The call may have failed after etcd applied it: the member list decides.
+		if ml, lerr := r.memberList(ctx); lerr != nil || slices.ContainsFunc(ml, func(m *pb.Member) bool { return m.ID == v.ID }) {
+			return err
+		}
+		r.act("the removal of %s returned %v, but the member list no longer has it", v.Name, err)
 	}
 	r.removed = true
 	r.act("removed follower %s (%s)", v.Name, v.IDHex)
@@ -333,6 +343,18 @@ func (r *replaceRun) remove(ctx context.Context) error {
 		r.act("could not retire %s: %v", v.Name, err)
 	}
 	return nil
+}
+
+// memberList lists the members, also after ctx was cancelled (it decides what a
+// failed membership call did).
+func (r *replaceRun) memberList(ctx context.Context) ([]*pb.Member, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.env.timeout())
+	defer cancel()
+	ml, err := r.env.Client.MemberList(cctx)
+	if err != nil {
+		return nil, err
+	}
+	return ml.Members, nil
 }
 
 func removeID(ms []MemberInfo, id uint64) []MemberInfo {
@@ -361,7 +383,14 @@ func (r *replaceRun) add(ctx context.Context, learner bool) error {
 		}
 		return err
 	}); err != nil {
-		return err
+		// The call may have failed after etcd applied it: the member list decides.
+		ml, lerr := r.memberList(ctx)
+		i := slices.IndexFunc(ml, func(m *pb.Member) bool { return slices.Contains(m.PeerURLs, c.PeerURL) })
+		if lerr != nil || i < 0 {
+			return err
+		}
+		r.act("adding %s returned %v, but the member list has it", c.Name, err)
+		resp = &clientv3.MemberAddResponse{Member: ml[i], Members: ml}
 	}
 	r.added, r.newID, r.cand = true, resp.Member.ID, c
 	r.rep.Added = &c

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/etcdperf/etcdperf/cluster"
 )
@@ -104,5 +106,25 @@ func TestDrillReplaceJSON(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "drill: phase snapshot") {
 		t.Errorf("no per-phase progress on stderr: %s", r.stderr)
+	}
+}
+
+// TestDrillInterrupt sends Ctrl-C right after the removal: the drill adds and
+// promotes the replacement, says so, and exits 130 with three voters.
+func TestDrillInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-member cluster and replaces a member")
+	}
+	s := startBin(t, t.TempDir(), "drill", "replace-member", "--fill", "1MiB", "--rate", "50", "--before", "1s", "--after", "1m")
+	s.waitFor(t, "the removal", func() bool { return strings.Contains(s.stderr.String(), "drill: removed follower") })
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if !s.wait(90 * time.Second) {
+		t.Fatalf("did not exit after Ctrl-C: %s", s.stderr.String())
+	}
+	out := s.stdout.String()
+	if s.code != ExitInterrupted || !strings.Contains(out, "restored: promoted learner") || !strings.Contains(out, "verify: 3 voting member(s), 0 learner(s)") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", s.code, out, s.stderr.String())
 	}
 }
