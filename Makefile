@@ -3,7 +3,7 @@ GO ?= go
 PKGS := ./...
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: help build image test lint bench compare compare-checkperf compare-fio fuzz soak etcd nullkv clean
+.PHONY: help build image test truth lint bench compare compare-checkperf compare-fio fuzz soak etcd nullkv clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -29,6 +29,9 @@ test: image ## the whole suite (what CI runs): unit, live against real etcd, e2e
 	@# Pod Security Admission's policy code, in a module of its own (k8s/psa/doc.go says why).
 	cd k8s/psa && $(GO) vet ./... && $(GO) test -count=1 ./...
 	$(GO) test -race -count=1 -timeout 10m ./bench/ ./results/
+
+truth: build ## the scenario matrix: live faults of known cause at 3+ intensities and healthy baselines; prints the confusion table, fails on any miss (root; < 20 min)
+	$(GO) test -count=1 -timeout 25m -run '^TestMatrix$$' ./truth/ -v -args -truth -etcdperf=$(CURDIR)/bin/etcdperf $(TRUTH_ARGS)
 
 lint: ## gofmt, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi

@@ -136,6 +136,11 @@ var Rules = []Rule{
 		Advice: "The members and the load generator share this host's cores and together saturate them: run etcdperf from another machine to learn whether the server alone keeps up, or give the host more cores.",
 		Eval:   sharedHostCPURule},
 
+	{Class: finding.ClassCPU, Signal: "host CPU pressure (/proc/pressure/cpu some, share of the run)",
+		Threshold: "ok < 50%; warn ≥ 50%; fail ≥ 80%", Source: "Linux PSI (Documentation/accounting/psi.rst: some = wall time in which runnable tasks waited for a CPU); etcdperf: waiting half the time inflates every latency the members and the generator measure",
+		Advice: "The host's CPUs are contended by other work: every latency measured here (fsync included) is inflated; measure on a quiet host or give etcd dedicated cores.",
+		Eval:   hostPressureRule},
+
 	// client
 	{Class: finding.ClassClient, Signal: "generator CPU busy (client cpu seconds / duration / cores)", Key: true,
 		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcClient,
@@ -274,8 +279,8 @@ func histRule(metric string, sel Labels, q, warn, fail float64) func(*Input) Che
 // it, and as met when at least q of them lie in buckets wholly at or below it;
 // between the two the bucket cannot tell, and an unproven warning is no warning
 // (the interpolated estimate is still shown). A small histogram (fewer than
-// minSamples) fails only when at least minSlow observations certainly exceed the
-// fail threshold: one hiccup of a noisy machine is not a pattern.
+// minSamples) warns or fails only when at least minSlow observations certainly
+// exceed the threshold: one hiccup of a noisy machine is not a pattern.
 func gradeHist(h Hist, q, warn, fail float64) Check {
 	est, ok := h.Quantile(q)
 	if !ok {
@@ -287,7 +292,7 @@ func gradeHist(h Hist, q, warn, fail float64) Check {
 	switch {
 	case overFail > tail && (h.Count >= minSamples || overFail >= minSlow):
 		return Check{Severity: finding.Fail, Observed: obs + fmt.Sprintf("; %s certainly above %s", pct(overFail/h.Count), fmtSeconds(fail))}
-	case overWarn > tail:
+	case overWarn > tail && (h.Count >= minSamples || overWarn >= minSlow):
 		if overFail > tail {
 			obs += fmt.Sprintf("; fewer than %d samples and %.0f certainly above %s: at most warn", minSamples, overFail, fmtSeconds(fail))
 		} else {
@@ -296,6 +301,8 @@ func gradeHist(h Hist, q, warn, fail float64) Check {
 		return Check{Severity: finding.Warn, Observed: obs}
 	case h.countAtMost(warn) >= q*h.Count:
 		return Check{Severity: finding.OK, Observed: obs}
+	case overWarn > tail:
+		return Check{Severity: finding.OK, Observed: obs + fmt.Sprintf("; fewer than %d samples and only %.0f certainly above %s: a hiccup, not a pattern", minSamples, overWarn, fmtSeconds(warn))}
 	}
 	return Check{Severity: finding.OK, Observed: obs + fmt.Sprintf("; cannot tell within the bucket whether p%s exceeds %s (%s certainly above it)",
 		trimFloat(q*100), fmtSeconds(warn), pct(overWarn/h.Count))}

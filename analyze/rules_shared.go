@@ -2,6 +2,19 @@ package analyze
 
 import "fmt"
 
+// hostPressureRule grades the host's CPU pressure over the run (Linux PSI): the
+// share of the time in which some runnable task waited for a CPU. Utilisation of
+// the members and the generator cannot see other work crowding them out; this
+// can. It applies to members on the measuring host only.
+func hostPressureRule(in *Input) Check {
+	r := in.Run
+	if r == nil || r.HostCPUPressure == nil || !(r.Target.Embedded || allLoopback(r.Target.Endpoints)) {
+		return Check{}
+	}
+	p := *r.HostCPUPressure
+	return Check{Severity: grade(p, 0.5, 0.8), Observed: fmt.Sprintf("some task waited for a CPU %s of the run", pct(p))}
+}
+
 // sharedHostCPURule grades the CPU of a host that runs the members and the
 // generator as separate processes (loopback endpoints): each may look fine alone
 // while together they saturate the cores, as etcdctl check perf --load=l does on

@@ -123,20 +123,32 @@ func shareText(f finding.Finding) string {
 // elsewhere (quota, value and range size, CPU, memory: large values slow the WAL,
 // a starved CPU slows every fsync) in class order; then the latency classes (disk,
 // network) by the share of the client latency they explain in the budget, larger
-// first.
+// first. A generator that only warns (late starts, a busy pacer) comes last: a
+// starved host, a slow disk or a distant leader delay its starts as they delay
+// everything else, so at warn it is a symptom before it is a cause.
 func rankFindings(fs []finding.Finding) {
 	latency := func(c finding.Class) bool { return c == finding.ClassDisk || c == finding.ClassNetwork }
 	pos := map[finding.Class]int{}
 	for i, c := range finding.Classes {
 		pos[c] = i
 	}
+	// group: 0 the causes, 1 the latency classes, 2 a generator that only warns.
+	group := func(f finding.Finding) int {
+		switch {
+		case f.Class == finding.ClassClient && f.Severity != finding.Fail:
+			return 2
+		case latency(f.Class):
+			return 1
+		}
+		return 0
+	}
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
 		if a.Severity != b.Severity {
 			return a.Severity.Rank() > b.Severity.Rank()
 		}
-		if la, lb := latency(a.Class), latency(b.Class); la != lb {
-			return lb
+		if ga, gb := group(a), group(b); ga != gb {
+			return ga < gb
 		}
 		if latency(a.Class) && a.Share != nil && b.Share != nil && *a.Share != *b.Share {
 			return *a.Share > *b.Share
@@ -170,10 +182,12 @@ func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
 		case finding.ClassNetwork:
 			n, ok1 := part(finding.PartNetwork)
 			r, ok2 := part(finding.PartReplication)
-			if !ok2 && in.PeersKnown && in.Peers > 0 {
-				// Peer RTT was not sampled in the window: in a multi-member cluster
-				// the unexplained rest holds the replication round.
-				r, ok2 = part(finding.PartRest)
+			if in.PeersKnown && in.Peers > 0 {
+				// etcd samples peer RTT every 30 s, so the replication part is often
+				// unknown or stale: in a multi-member cluster the unexplained rest
+				// holds the replication round (see replicationRule).
+				rest, ok3 := part(finding.PartRest)
+				r, ok2 = r+rest, ok2 || ok3
 			}
 			v, ok = n+r, ok1 || ok2
 		}

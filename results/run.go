@@ -39,6 +39,10 @@ type Run struct {
 	Client  Client       `json:"client"`
 	Disk    []DiskResult `json:"disk,omitempty"`
 	Scrapes []Scrape     `json:"scrapes,omitempty"`
+	// HostCPUPressure is the share of the run in which some runnable task on the
+	// measuring host waited for a CPU (Linux PSI, /proc/pressure/cpu "some"); nil
+	// where the kernel has no PSI.
+	HostCPUPressure *float64 `json:"host_cpu_pressure,omitempty"`
 	// Alarms are the cluster's alarms read after the load (Maintenance API); nil
 	// when they were not read, empty when none was raised.
 	Alarms []Alarm `json:"alarms"`

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -43,13 +44,18 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 	// the server-side deltas cover the load window and nothing else.
 	scraper := analyze.NewScraper(t.HTTP, t.MetricsURLs, scrapeEvery)
 	began, ended := false, false
+	var psi *hardware.PressureMeter
 	cfg.WindowStart = func() {
 		scraper.Before(ctx)
 		scraper.Start(ctx)
+		psi = hardware.StartCPUPressure(os.DirFS("/"))
 		began = true
 	}
 	// Also after Ctrl-C: the "after" scrape brackets what was measured.
 	after := func() {
+		if share, ok := psi.Share(); ok {
+			run.HostCPUPressure = &share // over the measured window, as the scrapes
+		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		run.Scrapes = scraper.After(sctx)
 		cancel()
