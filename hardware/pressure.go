@@ -59,9 +59,10 @@ func StartCPUPressure(fsys fs.FS) *PressureMeter {
 	return m
 }
 
-// Share is the stalled share of the window so far; ok is false without PSI.
+// Share is the stalled share of the window so far; ok is false without PSI (or
+// without a window: m is nil).
 func (m *PressureMeter) Share() (float64, bool) {
-	if !m.ok {
+	if m == nil || !m.ok {
 		return 0, false
 	}
 	now, ok := ReadCPUPressure(m.fsys)
