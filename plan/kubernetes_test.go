@@ -228,3 +228,18 @@ func TestKubernetesProfileIsTheModel(t *testing.T) {
 		}
 	}
 }
+
+func TestKubeModelFile(t *testing.T) {
+	as := DefaultAssumptions()
+	if err := as.ParseFile([]byte("pod_bytes: 8KiB\nevent_ttl_s: 2h\napiservers: 5\n")); err != nil {
+		t.Fatal(err)
+	}
+	if as.Get(PodBytes) != 8192 || as.Get(EventTTLS) != 7200 || Kube(KubeCluster{Nodes: 10}, as).APIServers != 5 {
+		t.Errorf("file overrides: %g %g", as.Get(PodBytes), as.Get(EventTTLS))
+	}
+	for _, bad := range []string{"pod_bytes: [1]", "nope: 1", "pod_bytes: x", "- 1"} {
+		if err := DefaultAssumptions().ParseFile([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

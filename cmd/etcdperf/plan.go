@@ -44,6 +44,8 @@ type planFlags struct {
 	keys      uint64
 	valSize   string
 	keySize   int
+
+	kube kubeFlags
 }
 
 func newPlanCmd(a *app) *cobra.Command {
@@ -64,15 +66,32 @@ datascale), measures the db size (Status.DbSize) and the member's memory
 (process_resident_memory_bytes) per key, and projects how many keys fit in memory
 and in the backend quota.
 
-Exit 0 when the knee covers --expected-rps (or a knee was found), 1 when it does not.`,
+--kubernetes nodes=N[,pods=P][,churn=R][,apiservers=A] sizes etcd for a Kubernetes
+cluster instead: a model (printed, every number with its source or marked as an
+assumption; --kube-assume and --kube-model override any) turns the cluster into the
+traffic its apiservers send to etcd (node lease renewals and status updates as txns,
+pod creates, updates and deletes, events on leases, paginated LISTs, one prefix watch
+per apiserver, compaction), and the search scales the cluster: it doubles the nodes
+(pods and churn with them) from N until a step breaks the SLO (default p99=100ms;
+a whole LIST gets SIG Scalability's 30 s) or --max-nodes is reached, then bisects.
+The answer is in nodes and pods, with what runs out first: the bottleneck at the step
+that broke, or the quota when the model's db size reaches it sooner.
+
+Exit 0 when the knee covers --expected-rps (or a knee was found; with --kubernetes,
+when it covers the nodes asked for), 1 when it does not.`,
 		Example: `  etcdperf plan --endpoints 10.0.0.1:2379 --profile kubernetes --slo p99=25ms --expected-rps 500
   etcdperf plan --profile write-heavy --slo p99=10ms,p50=2ms --max-rate 4000 --report plan-report/
-  etcdperf plan --datascale --keys 100000 --val-size 1KiB`,
+  etcdperf plan --datascale --keys 100000 --val-size 1KiB
+  etcdperf plan --kubernetes nodes=200
+  etcdperf plan --kubernetes nodes=1000,pods=40000,churn=20,apiservers=3 --kube-assume pod_bytes=8KiB -w json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pf.warmupSet = cmd.Flags().Changed("warmup")
 			if pf.datascale {
 				return a.runDatascale(cmd, pf)
+			}
+			if pf.kube.cluster != "" {
+				return a.runKubePlan(cmd, pf)
 			}
 			return a.runPlan(cmd, pf)
 		},
@@ -94,6 +113,7 @@ Exit 0 when the knee covers --expected-rps (or a knee was found), 1 when it does
 	f.Uint64Var(&pf.keys, "keys", 10000, "--datascale: keys to fill")
 	f.StringVar(&pf.valSize, "val-size", "1KiB", "--datascale: value size (bytes, or with KiB/MiB)")
 	f.IntVar(&pf.keySize, "key-size", 64, "--datascale: key bytes after the prefix")
+	pf.kube.register(cmd)
 	return cmd
 }
 
