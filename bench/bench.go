@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -217,7 +216,13 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 		}
 	}
 	run.SetupS = time.Since(setup).Seconds()
+	// gRPC's per-call garbage made GC ~9% of the generator's CPU at the default
+	// GOGC; a small heap (no latency slices) can trade a little memory for fewer
+	// collections, leaving that CPU to the requests. Before waitStart: its
+	// collection must not delay a coordinated start.
+	stopGC := tuneGC()
 	if err := waitStart(ctx, cfg.StartAt); err != nil {
+		stopGC()
 		if fin != nil {
 			fin.Finish(ctx)
 		}
@@ -226,11 +231,8 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 		}
 		return err
 	}
-	// gRPC's per-call garbage made GC ~9% of the generator's CPU at the default
-	// GOGC; a small heap (no latency slices) can trade a little memory for fewer
-	// collections, leaving that CPU to the requests.
-	defer debug.SetGCPercent(debug.SetGCPercent(loadGCPercent()))
 	e.drive(ctx, w)
+	stopGC()
 	if fin != nil {
 		fin.Finish(ctx)
 	}
