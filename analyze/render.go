@@ -193,3 +193,32 @@ func (r Report) Diagnosis() *finding.Diagnosis {
 	v := r.Verdict
 	return &finding.Diagnosis{Verdict: &v, Findings: r.Findings, Budget: r.Budget, Hardware: r.Hardware, Notes: r.Notes}
 }
+
+// RuleRow is one rule of the table analyze --rules prints, as data.
+type RuleRow struct {
+	Class     finding.Class `json:"class"`
+	Signal    string        `json:"signal"`
+	Threshold string        `json:"threshold"`
+	Source    string        `json:"source"`
+	Advice    string        `json:"advice,omitempty"`
+	PerMember bool          `json:"per_member"`
+}
+
+// RuleRows are the rules as rows, in table order.
+func RuleRows(rules []Rule) []RuleRow {
+	out := make([]RuleRow, len(rules))
+	for i, r := range rules {
+		out[i] = RuleRow{Class: r.Class, Signal: r.Signal, Threshold: r.Threshold, Source: r.Source, Advice: r.Advice, PerMember: r.PerMember}
+	}
+	return out
+}
+
+// WriteRuleText writes the rules for a terminal: one aligned row per rule.
+func WriteRuleText(w io.Writer, rules []Rule) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLASS\tSIGNAL\tTHRESHOLD\tSOURCE")
+	for _, r := range rules {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Class, r.Signal, r.Threshold, r.Source)
+	}
+	return tw.Flush()
+}

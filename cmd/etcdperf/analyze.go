@@ -44,6 +44,12 @@ garbage, a run file of another version).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if rules {
+				switch a.output {
+				case "json":
+					return a.printJSON(map[string]any{"rules": analyze.RuleRows(analyze.Rules)})
+				case "table":
+					return analyze.WriteRuleText(a.stdout, analyze.Rules)
+				}
 				return analyze.WriteRuleTable(a.stdout, analyze.Rules)
 			}
 			opts := analyze.Options{Cores: cores, MemoryBytes: memory, WindowSeconds: window.Seconds(), Clients: clients}

@@ -76,10 +76,8 @@ func (a *app) rootCmd() *cobra.Command {
 			if err := flagsFromEnv(cmd.Flags()); err != nil {
 				return err
 			}
-			switch a.output {
-			case "simple", "json", "table":
-			default:
-				return fmt.Errorf("-w %q: must be simple, json or table", a.output)
+			if err := checkOutput(cmd, a.output); err != nil {
+				return err
 			}
 			if err := a.conn.validate(); err != nil {
 				return err
@@ -97,6 +95,19 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.BoolVar(&a.debug, "debug", false, "after an error, show the chain of wrapped errors with their types")
 	for _, c := range commands {
 		root.AddCommand(c(a))
+	}
+	guardGroups(root)
+	declareOutputs(root)
+	// cobra's own commands (added here, not lazily at Execute) write text only.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			withOutputs(c, "simple")
+			for _, s := range c.Commands() {
+				withOutputs(s, "simple")
+			}
+		}
 	}
 	root.Version = buildInfo().String()
 	root.SetVersionTemplate("{{.Version}}\n")
