@@ -74,6 +74,10 @@ type Member struct {
 	PeerURL   string
 	DataDir   string
 	LogFile   string
+	// MetricsURL is a member's own /metrics listener, set for members that join
+	// later (Prepare): it serves before the member serves clients, which a new
+	// member does only once it has caught up and published itself.
+	MetricsURL string
 
 	cmd    *exec.Cmd
 	exited chan struct{}

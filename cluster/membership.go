@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -24,6 +25,11 @@ func (c *Cluster) Prepare() (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
+	mport, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	m.MetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)
 	// A data dir left by an earlier member of that name would make etcd restart it
 	// instead of joining.
 	if err := os.RemoveAll(m.DataDir); err != nil {
@@ -38,7 +44,11 @@ func (c *Cluster) Prepare() (*Member, error) {
 // runs; a new member serves clients only once it has caught up with the leader,
 // so the caller polls it for that (WaitHealthy, or Status for a learner).
 func (c *Cluster) Join(m *Member, initial string) error {
-	if err := m.startProcess(c.cfg, m.args(c.cfg, initial, "existing")); err != nil {
+	argv := m.args(c.cfg, initial, "existing")
+	if m.MetricsURL != "" {
+		argv = append(argv, "--listen-metrics-urls="+strings.TrimSuffix(m.MetricsURL, "/metrics"))
+	}
+	if err := m.startProcess(c.cfg, argv); err != nil {
 		return err
 	}
 	c.members = append(c.members, m)

@@ -35,6 +35,8 @@ type MemberInfo struct {
 	Healthy bool `json:"healthy"`
 	// DBSizeBytes is the member's backend size as Status reported it.
 	DBSizeBytes int64 `json:"db_size_bytes"`
+	// metricsURL is the member's own metrics listener, when it has one.
+	metricsURL string
 }
 
 // Survey is the cluster as the guard found it.

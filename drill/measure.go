@@ -50,8 +50,12 @@ func (e *Env) scrapeAll(ctx context.Context, members []MemberInfo) scrapes {
 		if m.ClientURL == "" {
 			continue
 		}
+		url := e.metricsURL(m.ClientURL)
+		if m.metricsURL != "" {
+			url = m.metricsURL
+		}
 		wg.Go(func() {
-			if snap := e.scrapeOne(ctx, m.ClientURL); snap != nil {
+			if snap := e.scrapeURL(ctx, url); snap != nil {
 				mu.Lock()
 				s.by[m.IDHex] = snap
 				mu.Unlock()
@@ -63,12 +67,17 @@ func (e *Env) scrapeAll(ctx context.Context, members []MemberInfo) scrapes {
 }
 
 func (e *Env) scrapeOne(ctx context.Context, clientURL string) *analyze.Snapshot {
+	return e.scrapeURL(ctx, e.metricsURL(clientURL))
+}
+
+// scrapeURL reads one /metrics URL; nil when it does not answer.
+func (e *Env) scrapeURL(ctx context.Context, url string) *analyze.Snapshot {
 	if e.HTTP == nil {
 		return nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, e.timeout())
 	defer cancel()
-	text, err := analyze.Fetch(cctx, e.HTTP, e.metricsURL(clientURL))
+	text, err := analyze.Fetch(cctx, e.HTTP, url)
 	if err != nil {
 		return nil
 	}

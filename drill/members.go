@@ -15,9 +15,12 @@ import (
 
 // Candidate is a fresh member before it joins: its name and URLs.
 type Candidate struct {
-	Name      string
-	PeerURL   string
-	ClientURL string
+	Name      string `json:"name"`
+	PeerURL   string `json:"peer_url"`
+	ClientURL string `json:"client_url"`
+	// MetricsURL is the member's /metrics when it serves them apart from its client
+	// URL (etcd's --listen-metrics-urls), so before it serves clients; "" if not.
+	MetricsURL string `json:"metrics_url,omitempty"`
 }
 
 // Members starts and retires the processes behind membership changes.
@@ -78,7 +81,7 @@ func (e *Embedded) Provision(context.Context) (Candidate, error) {
 		e.prepared = map[string]*cluster.Member{}
 	}
 	e.prepared[m.Name] = m
-	return Candidate{Name: m.Name, PeerURL: m.PeerURL, ClientURL: m.ClientURL}, nil
+	return Candidate{Name: m.Name, PeerURL: m.PeerURL, ClientURL: m.ClientURL, MetricsURL: m.MetricsURL}, nil
 }
 
 // Start starts the prepared member's process.

@@ -62,7 +62,7 @@ func (r *ReplaceReport) WriteText(w io.Writer) error {
 	} else if sn.Note != "" {
 		fmt.Fprintf(w, "snapshot: %s\n", sn.Note)
 	}
-	fmt.Fprintf(w, "catch-up: %s measured (new member started → applied the leader's commit index); inspect predicts %.2f s for the %.1f MB db (%s)",
+	fmt.Fprintf(w, "catch-up: %s measured (new member started → in sync with the leader); inspect predicts %.2f s for the %.1f MB db (%s)",
 		fmtSecs(r.CatchUpS), r.PredictedS, float64(r.DBSizeBytes)/1e6, r.Prediction.Basis)
 	if x := r.MeasuredOverPredicted; x != nil {
 		fmt.Fprintf(w, ": measured is %.2f× the prediction", *x)
@@ -70,6 +70,9 @@ func (r *ReplaceReport) WriteText(w io.Writer) error {
 	fmt.Fprintln(w)
 	if r.PromoteS != nil {
 		fmt.Fprintf(w, "promotion: %s after the start, %d MemberPromote attempt(s)\n", fmtSecs(r.PromoteS), r.PromoteAttempts)
+	}
+	if r.Added != nil {
+		fmt.Fprintf(w, "serving clients: %s after the start (a new member serves clients once it has published itself through raft)\n", fmtSecs(r.ReadyS))
 	}
 	fmt.Fprintf(w, "client p99: before %.2f ms, during %.2f ms, after %.2f ms; %d error(s); %d leader change(s), %d heartbeat send failure(s)\n",
 		r.Client.P99BeforeMs, r.Client.P99DuringMs, r.Client.P99AfterMs, r.Client.Errors, r.LeaderChanges, r.HeartbeatSendFailures)

@@ -11,7 +11,6 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/inspect"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -82,10 +81,14 @@ type ReplaceReport struct {
 	Added    *Candidate        `json:"added,omitempty"`
 	Phases   []Phase           `json:"phases"`
 	// CatchUpS runs from the new member's start to its applied index reaching the
-	// leader's commit index; PromoteS (learners) to the successful MemberPromote.
+	// leader's commit index (or, for a learner, the leader accepting its promotion,
+	// if that came first); PromoteS (learners) to the successful MemberPromote.
 	CatchUpS        *float64 `json:"catch_up_s"`
 	PromoteS        *float64 `json:"promote_s,omitempty"`
 	PromoteAttempts int      `json:"promote_attempts,omitempty"`
+	// ReadyS runs from the start to the new member answering clients, which it does
+	// only once it has published itself through raft; nil if not by the end.
+	ReadyS *float64 `json:"ready_s"`
 	// PredictedS is inspect's recovery estimate for the leader's db size at the join.
 	PredictedS float64          `json:"predicted_s"`
 	Prediction inspect.Recovery `json:"prediction"`
@@ -158,6 +161,7 @@ type replaceRun struct {
 	cand                               Candidate
 	joinAt, caughtAt, promotedAt       time.Time
 	removeAt                           time.Time
+	ready                              *readiness
 	snapBoundary                       int // index of the boundary that starts the snapshot phase
 }
 
@@ -196,6 +200,10 @@ func ReplaceMember(ctx context.Context, cfg ReplaceConfig) (*ReplaceReport, erro
 		r.restore(context.WithoutCancel(ctx))
 	}
 	r.mark(context.WithoutCancel(ctx), "end", "")
+	if at := r.ready.end(); !at.IsZero() {
+		s := at.Sub(r.joinAt).Seconds()
+		r.rep.ReadyS = &s
+	}
 	stopLoad()
 	if loadRes == nil {
 		l := <-loadDone
@@ -399,7 +407,8 @@ func (r *replaceRun) add(ctx context.Context, learner bool) error {
 		as = "learner"
 	}
 	r.act("added %s (%x) as a %s", c.Name, resp.Member.ID, as)
-	r.members = append(r.members, MemberInfo{ID: resp.Member.ID, IDHex: fmt.Sprintf("%x", resp.Member.ID), Name: c.Name, ClientURL: c.ClientURL, PeerURL: c.PeerURL, IsLearner: learner})
+	r.members = append(r.members, MemberInfo{ID: resp.Member.ID, IDHex: fmt.Sprintf("%x", resp.Member.ID), Name: c.Name, ClientURL: c.ClientURL, PeerURL: c.PeerURL,
+		IsLearner: learner, metricsURL: c.MetricsURL})
 	r.snapBoundary = len(r.bounds)
 	r.mark(ctx, PhaseSnapshot, "")
 	r.joinAt = time.Now()
@@ -407,74 +416,8 @@ func (r *replaceRun) add(ctx context.Context, learner bool) error {
 		return fmt.Errorf("start %s: %w", c.Name, err)
 	}
 	r.act("started %s", c.Name)
+	r.ready = r.env.watchReady(c.ClientURL)
 	return nil
-}
-
-// catchUp polls the leader's metrics and the new member's status until the new
-// member has the leader's data and, as a learner, was promoted. A learner's
-// promotion is retried: etcd 3.6 refuses it ("can only promote a learner member
-// which is in sync with leader") until the learner's log is within 10% of the
-// leader's (server/etcdserver/server.go, readyPercentThreshold).
-func (r *replaceRun) catchUp(ctx context.Context) error {
-	learner := r.isLearner(r.newID)
-	deadline := time.Now().Add(r.cfg.CatchUpTimeout)
-	newHex := fmt.Sprintf("%x", r.newID)
-	snapSeen := false
-	t := time.NewTicker(r.env.poll())
-	defer t.Stop()
-	checkSnap := func() {
-		if snapSeen {
-			return
-		}
-		if l := r.leaderURL(); l != "" {
-			if s := r.env.scrapeOne(ctx, l); s != nil {
-				if n, _ := s.Value(mSnapSendSuccess, analyze.Labels{"To": newHex}); n > 0 {
-					snapSeen = true
-					r.mark(ctx, PhaseCatchUp, "")
-				}
-			}
-		}
-	}
-	for {
-		checkSnap()
-		if !r.caughtUp && r.inSync(ctx) {
-			r.caughtUp, r.caughtAt = true, time.Now()
-			r.act("%s caught up with the leader after %.1f s", r.cand.Name, r.caughtAt.Sub(r.joinAt).Seconds())
-			// A snapshot sent within the last poll counts too.
-			checkSnap()
-			if !snapSeen {
-				// The leader still held every entry the new member needed: no snapshot.
-				r.bounds[r.snapBoundary].name = PhaseCatchUp
-				r.bounds[r.snapBoundary].note = "no snapshot: the leader sent the log"
-			}
-		}
-		if r.caughtUp && !learner {
-			return nil
-		}
-		if r.caughtUp && learner {
-			r.rep.PromoteAttempts++
-			cctx, cancel := context.WithTimeout(ctx, r.env.timeout())
-			_, err := r.env.Client.MemberPromote(cctx, r.newID)
-			cancel()
-			if err == nil {
-				r.promoted, r.promotedAt = true, time.Now()
-				r.act("promoted %s to a voter after %d attempt(s)", r.cand.Name, r.rep.PromoteAttempts)
-				r.setVoter(r.newID)
-				return nil
-			}
-			if !errors.Is(err, rpctypes.ErrMemberLearnerNotReady) && !errors.Is(err, rpctypes.ErrUnhealthy) && ctx.Err() == nil {
-				r.env.say("drill: promote %s: %v (retrying)", r.cand.Name, err)
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not catch up within %s (--catch-up-timeout)", r.cand.Name, r.cfg.CatchUpTimeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
 }
 
 func (r *replaceRun) isLearner(id uint64) bool {
@@ -501,29 +444,4 @@ func (r *replaceRun) leaderURL() string {
 		}
 	}
 	return ""
-}
-
-// inSync says whether the new member has applied what the leader had committed
-// just before: the leader's status first, then the new member's. It also follows
-// the leader, should it change.
-func (r *replaceRun) inSync(ctx context.Context) bool {
-	cli, to := r.env.Client, r.env.timeout()
-	lurl := r.leaderURL()
-	if lurl == "" {
-		return false
-	}
-	cctx, cancel := context.WithTimeout(ctx, to)
-	ls, err := cli.Status(cctx, lurl)
-	cancel()
-	if err != nil {
-		return false
-	}
-	if h := fmt.Sprintf("%x", ls.Leader); ls.Leader != 0 && h != r.leader {
-		r.leader = h
-		return false
-	}
-	cctx, cancel = context.WithTimeout(ctx, to)
-	ns, err := cli.Status(cctx, r.cand.ClientURL)
-	cancel()
-	return err == nil && ns.RaftAppliedIndex >= ls.RaftIndex
 }
