@@ -37,6 +37,7 @@ type checkFlags struct {
 	prefix    string
 	force     bool
 	report    string
+	compact   time.Duration
 	worker    workerFlags
 }
 
@@ -83,6 +84,7 @@ Exit codes follow the chosen verdict (the default one, or etcdctl's with --compa
 	f.StringVar(&cf.prefix, "prefix", defaultCheckPrefix, "key prefix the check writes under and deletes afterwards")
 	f.BoolVar(&cf.force, "force", false, "run even when the prefix holds keys; they are deleted after the run")
 	f.StringVar(&cf.report, "report", "", "also write a report with plots (text, HTML, PNG, SVG) to this folder")
+	f.DurationVar(&cf.compact, "compact-interval", 0, "compact the cluster's history every interval during the load, as kube-apiserver does (default: the profile's compact_interval; it compacts the whole keyspace)")
 	cf.worker.register(f)
 	return cmd
 }
@@ -144,6 +146,11 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	p, err := cf.resolveProfile()
 	if err != nil {
 		return err
+	}
+	if cf.compact < 0 {
+		return usageErr(fmt.Errorf("--compact-interval must not be negative, got %s", cf.compact))
+	} else if cf.compact > 0 {
+		p.CompactInterval = profiles.Duration(cf.compact)
 	}
 	if err := cf.worker.apply(&cf.prefix); err != nil {
 		return usageErr(err)

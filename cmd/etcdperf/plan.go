@@ -45,7 +45,8 @@ type planFlags struct {
 	valSize   string
 	keySize   int
 
-	kube kubeFlags
+	compact time.Duration
+	kube    kubeFlags
 }
 
 func newPlanCmd(a *app) *cobra.Command {
@@ -113,6 +114,7 @@ when it covers the nodes asked for), 1 when it does not.`,
 	f.Uint64Var(&pf.keys, "keys", 10000, "--datascale: keys to fill")
 	f.StringVar(&pf.valSize, "val-size", "1KiB", "--datascale: value size (bytes, or with KiB/MiB)")
 	f.IntVar(&pf.keySize, "key-size", 64, "--datascale: key bytes after the prefix")
+	f.DurationVar(&pf.compact, "compact-interval", 0, "compact the cluster's history every interval during each step, as kube-apiserver does (default: the profile's compact_interval; with --kubernetes, the model's compaction_interval_s)")
 	pf.kube.register(cmd)
 	return cmd
 }
@@ -240,6 +242,12 @@ func (pf *planFlags) validate() (*profiles.Profile, []sloTarget, error) {
 	}
 	p := e.Profile
 	p.Duration = profiles.Duration(pf.stepDuration)
+	switch {
+	case pf.compact < 0:
+		return nil, nil, fmt.Errorf("--compact-interval must not be negative, got %s", pf.compact)
+	case pf.compact > 0:
+		p.CompactInterval = profiles.Duration(pf.compact)
+	}
 	if pf.warmupSet {
 		p.Warmup = profiles.Duration(pf.warmup)
 	}

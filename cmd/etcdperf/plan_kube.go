@@ -145,6 +145,11 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	if pf.compact != 0 {
+		if err := as.Set(plan.CompactionS, pf.compact.Seconds()); err != nil {
+			return usageErr(fmt.Errorf("--compact-interval: %w", err))
+		}
+	}
 	if pf.slo == "" {
 		pf.slo = "p99=" + profiles.DefaultP99.String()
 	}
