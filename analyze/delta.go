@@ -62,10 +62,13 @@ func (h Hist) add(o Hist) Hist {
 }
 
 // sub returns h − o bucket by bucket: the observations made between two scrapes.
-// When h has fewer observations than o the process restarted in between (a counter
-// reset), and everything h holds happened after the restart, so h is returned.
+// When h has fewer observations than o, or a smaller sum (observations are
+// durations and sizes, never negative, so the sum only grows), the process
+// restarted in between (a counter reset), and everything h holds happened after
+// the restart, so h is returned. The sum catches a restarted member that
+// already counted more than before in every bucket.
 func (h Hist) sub(o Hist) Hist {
-	if h.Count < o.Count || len(h.Bounds) != len(o.Bounds) {
+	if h.Count < o.Count || h.Sum < o.Sum || len(h.Bounds) != len(o.Bounds) {
 		return h
 	}
 	out := Hist{Bounds: h.Bounds, Cumulative: make([]float64, len(h.Cumulative)), Count: h.Count - o.Count, Sum: h.Sum - o.Sum}

@@ -110,6 +110,14 @@ func TestHistDelta(t *testing.T) {
 	if h.Count != 40 {
 		t.Errorf("HistDelta across a restart count = %g, want 40", h.Count)
 	}
+	// A restart whose new process already counts more in every bucket: only the
+	// sum, which can never shrink, shows it (before the fix: 100 observations
+	// with a negative sum).
+	busier := newText().hist(mWALFsync, "", diskBuckets, cumAt(1100, 0, 1), 0.4).String()
+	h, _ = snapsAt(t, before, busier).HistDelta(mWALFsync, nil)
+	if h.Count != 1100 || h.Sum != 0.4 {
+		t.Errorf("HistDelta across a restart with a smaller sum: count %g sum %g, want 1100 and 0.4", h.Count, h.Sum)
+	}
 }
 
 func TestFmt(t *testing.T) {

@@ -21,16 +21,21 @@ func runValueSizeRule(in *Input) Check {
 	if in.Run == nil {
 		return Check{}
 	}
-	var bytes, reqs int64
+	var bytes, reqs, all int64
 	for _, op := range in.Run.Ops {
 		if isRead(op.Op) || isWatch(op.Op) {
 			continue
 		}
 		bytes += op.BytesSent
-		reqs += op.Requests
+		// Bytes are counted on the requests that carried them: the successes.
+		reqs += op.Requests - op.Errors
+		all += op.Requests
+	}
+	if all == 0 {
+		return Check{Severity: finding.OK, Observed: "no writes"}
 	}
 	if reqs == 0 {
-		return Check{Severity: finding.OK, Observed: "no writes"}
+		return unknown("no write succeeded: no request carried bytes")
 	}
 	if bytes == 0 {
 		return unknown("the run does not record bytes sent")
@@ -122,7 +127,8 @@ func rangeOps(in *Input) (reqs, keys, bytes int64) {
 		if !isRead(op.Op) {
 			continue
 		}
-		reqs += op.Requests
+		// Keys and bytes are counted on the successful ranges only.
+		reqs += op.Requests - op.Errors
 		keys += op.KeysReceived
 		bytes += op.BytesReceived
 	}

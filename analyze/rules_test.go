@@ -210,3 +210,28 @@ func TestUnknownNeverOK(t *testing.T) {
 		}
 	}
 }
+
+// TestBytesPerRequestDenominator: bytes are counted on the requests that carried
+// them (successes); dividing by every request diluted them (before the fix 90
+// failed puts made 100 KiB values read 10 KiB, ok).
+func TestBytesPerRequestDenominator(t *testing.T) {
+	run := &results.Run{Version: results.Version, Valid: true, DurationS: 10, Ops: []results.Op{
+		{Op: "put", Requests: 100, Errors: 90, BytesSent: 10 * 100 * 1024},
+		{Op: "range", Requests: 100, Errors: 50, KeysReceived: 50 * 2000, BytesReceived: 50 * 2 << 20},
+	}}
+	i := &Input{Run: run}
+	if c := ruleBy(t, "bytes per write request").Eval(i); c.Severity != finding.Warn || !strings.Contains(c.Observed, "100 KiB per request over 10 ") {
+		t.Errorf("bytes per write: %s %q, want warn at 100 KiB over the 10 successful puts", c.Severity, c.Observed)
+	}
+	if c := ruleBy(t, "keys per range").Eval(i); c.Severity != finding.Warn || !strings.Contains(c.Observed, "2000 keys per range over 50 ") {
+		t.Errorf("keys per range: %s %q, want warn at 2000 over the 50 successful ranges", c.Severity, c.Observed)
+	}
+	if c := ruleBy(t, "bytes per range").Eval(i); c.Severity != finding.Warn {
+		t.Errorf("bytes per range: %s %q, want warn at 2 MiB", c.Severity, c.Observed)
+	}
+	// Every put failed: nothing carried bytes, so the size is unknown, not ok.
+	run.Ops[0].Errors, run.Ops[0].BytesSent = 100, 0
+	if c := ruleBy(t, "bytes per write request").Eval(i); c.Severity != finding.Unknown {
+		t.Errorf("all puts failed: %s %q, want unknown", c.Severity, c.Observed)
+	}
+}

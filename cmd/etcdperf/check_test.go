@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,8 +27,46 @@ func putOp(t *testing.T, target, throughput float64, errors int64, latsMs ...flo
 		t.Fatal(err)
 	}
 	s := results.Summarize(h)
+	var m results.Moments
+	for i := 0; i < 1000; i++ {
+		m.Add(time.Duration(latsMs[i%len(latsMs)] * float64(time.Millisecond)))
+	}
 	return results.Op{Op: "put", Requests: 1000 + errors, Errors: errors, TargetRPS: target, ThroughputRPS: throughput,
-		Latency: s, Service: s, ResponseHist: enc, ServiceHist: enc}
+		Latency: s, Service: s, ResponseHist: enc, ServiceHist: enc, ServiceOK: &m}
+}
+
+// TestCompatExactFigures: etcdctl's slowest and stddev come from the exact
+// durations of the successful requests. A true 499.98 ms reads 500.22 ms from the
+// histogram (its bucket's top) and failed where etcdctl passes; a slow error is
+// not in etcdctl's figures at all.
+func TestCompatExactFigures(t *testing.T) {
+	lats := make([]float64, 1000)
+	for i := range lats {
+		lats[i] = 2
+	}
+	lats[999] = 499.98
+	op := putOp(t, 150, 150, 0, lats...)
+	if op.Service.Max <= 500 {
+		t.Fatalf("test premise: the histogram reads %g ms", op.Service.Max)
+	}
+	v, err := compatRule(&results.Run{Ops: []results.Op{op}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Status != "pass" || v.SlowestMs != 499.98 {
+		t.Errorf("status %s, slowest %g ms (%v), want pass at exactly 499.98", v.Status, v.SlowestMs, v.Failures)
+	}
+	// Population stddev of 999 × 2 ms and one 499.98 ms.
+	mean := (999*2 + 499.98) / 1000.0
+	want := math.Sqrt((999*(2-mean)*(2-mean) + (499.98-mean)*(499.98-mean)) / 1000)
+	if math.Abs(v.StddevMs-want) > 1e-9 {
+		t.Errorf("stddev %.9f ms, want %.9f", v.StddevMs, want)
+	}
+	// Two workers' ops merge exactly: the same figures from two halves.
+	v2, _ := compatRule(&results.Run{Ops: []results.Op{op, op}})
+	if v2.SlowestMs != v.SlowestMs || math.Abs(v2.StddevMs-v.StddevMs) > 1e-12 {
+		t.Errorf("the op twice: slowest %g stddev %g, once: %g %g", v2.SlowestMs, v2.StddevMs, v.SlowestMs, v.StddevMs)
+	}
 }
 
 // TestCompatRule applies etcdctl check perf's rule to hand-made results.
