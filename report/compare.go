@@ -16,10 +16,6 @@ import (
 // ErrNotComparable says two runs measured different things (command or ops).
 var ErrNotComparable = errors.New("runs are not comparable")
 
-// MinIntervals is how many per-second values each run needs before compare
-// estimates its noise; with fewer, a change is reported but never called a regression.
-const MinIntervals = 5
-
 // minCovered is the least part of a second an interval covers for compare to
 // use its throughput.
 const minCovered = 0.5
@@ -33,8 +29,14 @@ test asks whether B's per-second values tend to lie above (or below) A's. It use
 ranks only, so a stalled second weighs no more than any other slow second, and it
 assumes no distribution shape. A change is a regression when it is worse than
 the threshold AND the test finds the shift at the significance level, in the same
-direction. Runs with fewer than 5 seconds of intervals have no noise estimate:
-their changes are shown, never called regressions. Per-second values are not
+direction. For up to 50 seconds in all the test is exact (the permutation
+distribution of the rank sum, ties included), so short runs get true p-values.
+Every row states the smallest change the test can detect (80% power at the
+level) for its number of seconds and the per-second spread; a change within the
+threshold is called small only when a change of the threshold was detectable,
+else underpowered: the runs were too short to tell. With fewer seconds than the
+exact test needs to reach the level at all (5 and 5 at p < 0.01), nothing is
+detectable and no change is ever called a regression. Per-second values are not
 independent (a slow disk stays slow), so treat p-values near the level with care
 and prefer runs of 30 s or more.`
 
@@ -59,11 +61,12 @@ type Comparison struct {
 
 // Compare verdicts of one row.
 const (
-	CompareRegression  = "regression"  // worse beyond the threshold and beyond the noise
-	CompareImprovement = "improvement" // better beyond the threshold and beyond the noise
-	CompareNoise       = "noise"       // beyond the threshold, but the per-second values do not support it
-	CompareSmall       = "small"       // within the threshold
-	CompareUnknown     = "unknown"     // beyond the threshold, but too few intervals to judge the noise
+	CompareRegression   = "regression"   // worse beyond the threshold and beyond the noise
+	CompareImprovement  = "improvement"  // better beyond the threshold and beyond the noise
+	CompareNoise        = "noise"        // beyond the threshold, but the per-second values do not support it
+	CompareSmall        = "small"        // within the threshold, and a change of the threshold was detectable
+	CompareUnderpowered = "underpowered" // within the threshold, but the test could not have detected a change of the threshold
+	CompareUnknown      = "unknown"      // beyond the threshold, but too few intervals to judge the noise
 )
 
 // CompareRow is one op and metric: the whole-window values of A and B, the
@@ -79,7 +82,11 @@ type CompareRow struct {
 	PValue   *float64 `json:"p_value"`
 	SecondsA int      `json:"seconds_a"`
 	SecondsB int      `json:"seconds_b"`
-	Verdict  string   `json:"verdict"`
+	// DetectablePct is the smallest change (in percent of A) the test detects at
+	// the level with 80% power, for these seconds and per-second spread; nil when
+	// the runs are too short for the test to detect any change.
+	DetectablePct *float64 `json:"detectable_pct"`
+	Verdict       string   `json:"verdict"`
 }
 
 // compareMetrics are the rows of each op, in order; higherIsWorse tells latency
@@ -126,14 +133,25 @@ func Compare(a, b *results.Run, opts CompareOptions) (*Comparison, error) {
 				dirWorse = -1
 			}
 			var shift int
-			if len(sa[k]) >= MinIntervals && len(sb[k]) >= MinIntervals {
+			powered := false
+			if len(sa[k]) >= 2 && len(sb[k]) >= 2 {
 				p, dir := mannWhitney(sa[k], sb[k])
-				row.PValue, shift = &p, dir
+				if d, ok := detectable(sa[k], sb[k], opts.Alpha); ok {
+					powered = true
+					row.PValue, shift = &p, dir
+					pct := 100 * d / math.Max(math.Abs(row.A), 1e-12)
+					if row.A == 0 {
+						pct = math.MaxFloat32
+					}
+					row.DetectablePct = &pct
+				}
 			}
 			worse := (row.B-row.A)*float64(dirWorse) > 0
 			switch {
-			case math.Abs(row.ChangePct) <= opts.ThresholdPct:
+			case math.Abs(row.ChangePct) <= opts.ThresholdPct && powered && *row.DetectablePct <= math.Max(opts.ThresholdPct, math.Abs(row.ChangePct)):
 				row.Verdict = CompareSmall
+			case math.Abs(row.ChangePct) <= opts.ThresholdPct:
+				row.Verdict = CompareUnderpowered
 			case row.PValue == nil:
 				row.Verdict = CompareUnknown
 			case *row.PValue < opts.Alpha && worse && shift == dirWorse:
@@ -157,7 +175,11 @@ func Compare(a, b *results.Run, opts CompareOptions) (*Comparison, error) {
 		}
 	}
 	if slices.ContainsFunc(c.Rows, func(r CompareRow) bool { return r.PValue == nil }) {
-		c.Notes = append(c.Notes, fmt.Sprintf("a run with fewer than %d seconds of intervals has no noise estimate: its changes are never called regressions", MinIntervals))
+		c.Notes = append(c.Notes, fmt.Sprintf("with so few seconds the test cannot reach p < %g whatever the change: nothing was detectable, no change is called a regression or small; run at least %d seconds each",
+			opts.Alpha, secondsNeeded(opts.Alpha)))
+	}
+	if slices.ContainsFunc(c.Rows, func(r CompareRow) bool { return r.Verdict == CompareUnderpowered }) {
+		c.Notes = append(c.Notes, fmt.Sprintf("underpowered: the change is within %g%%, but the smallest change the test could detect with these seconds is larger (DETECTABLE): this is not evidence of no change; run longer", opts.ThresholdPct))
 	}
 	return c, nil
 }
@@ -228,18 +250,21 @@ func perSecond(run *results.Run, op *results.Op) ([][]float64, error) {
 func (c *Comparison) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "compare %s: threshold %g%%, noise test Mann-Whitney U on per-second values at p < %g\n\n", c.Command, c.ThresholdPct, c.Alpha)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "OP\tMETRIC\tA\tB\tCHANGE\tP-VALUE\tSECONDS A/B\tVERDICT")
+	fmt.Fprintln(tw, "OP\tMETRIC\tA\tB\tCHANGE\tP-VALUE\tDETECTABLE\tSECONDS A/B\tVERDICT")
 	for _, r := range c.Rows {
-		p := "-"
+		p, det := "-", "none"
 		if r.PValue != nil {
 			p = fmt.Sprintf("%.3g", *r.PValue)
+		}
+		if r.DetectablePct != nil {
+			det = fmt.Sprintf("±%.1f%%", *r.DetectablePct)
 		}
 		val := ms
 		if r.Unit == "req/s" {
 			val = rps
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s %s\t%+.1f%%\t%s\t%d/%d\t%s\n",
-			r.Op, r.Metric, val(r.A), r.Unit, val(r.B), r.Unit, r.ChangePct, p, r.SecondsA, r.SecondsB, r.Verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s %s\t%+.1f%%\t%s\t%s\t%d/%d\t%s\n",
+			r.Op, r.Metric, val(r.A), r.Unit, val(r.B), r.Unit, r.ChangePct, p, det, r.SecondsA, r.SecondsB, r.Verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -26,7 +26,7 @@ func TestMannWhitney(t *testing.T) {
 		{"all equal", []float64{4, 4, 4}, []float64{4, 4, 4}, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, dir := mannWhitney(tc.a, tc.b)
+			p, dir := mannWhitneyNormal(tc.a, tc.b)
 			if math.Abs(p-tc.p) > 5e-4 || dir != tc.wantDir {
 				t.Errorf("p %.5f dir %d, want %.5f %d", p, dir, tc.p, tc.wantDir)
 			}
@@ -147,5 +147,115 @@ func TestCompareNotComparable(t *testing.T) {
 	b.Command = "bench put"
 	if _, err := Compare(a, b, CompareOptions{}); !errors.Is(err, ErrNotComparable) {
 		t.Errorf("different commands: %v", err)
+	}
+}
+
+// TestMannWhitneyExact: small samples get the exact permutation distribution of
+// the rank sum (midranks for ties), checked against enumerating every split.
+func TestMannWhitneyExact(t *testing.T) {
+	// R: wilcox.test(1:5, 6:10)$p.value == 2/choose(10, 5).
+	if p, dir := mannWhitney([]float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}); math.Abs(p-2.0/252) > 1e-12 || dir != 1 {
+		t.Errorf("separated 5 vs 5: p %.6f dir %d, want exactly %.6f and +1", p, dir, 2.0/252)
+	}
+	for _, tc := range []struct{ a, b []float64 }{
+		{[]float64{1, 1, 2, 2, 3}, []float64{2, 2, 3, 3, 3}},
+		{[]float64{1, 3, 5, 7, 9, 11}, []float64{2, 4, 6}},
+		{[]float64{4, 4, 4, 5}, []float64{4, 5, 5, 6, 7, 7}},
+	} {
+		p, _ := mannWhitney(tc.a, tc.b)
+		if want := bruteForceP(tc.a, tc.b); math.Abs(p-want) > 1e-12 {
+			t.Errorf("%v vs %v: p %.6f, enumeration gives %.6f", tc.a, tc.b, p, want)
+		}
+	}
+}
+
+// bruteForceP is the two-sided exact p-value of the rank sum by enumerating
+// every way to pick len(a) of the pooled values' midranks.
+func bruteForceP(a, b []float64) float64 {
+	all := append(append([]float64{}, a...), b...)
+	rank := func(v float64) float64 {
+		lt, eq := 0, 0
+		for _, w := range all {
+			if w < v {
+				lt++
+			} else if w == v {
+				eq++
+			}
+		}
+		return float64(lt) + float64(eq+1)/2
+	}
+	var obs float64
+	for _, v := range a {
+		obs += rank(v)
+	}
+	n, k := len(all), len(a)
+	var le, ge, total float64
+	for mask := 0; mask < 1<<n; mask++ {
+		if bits := popcount(mask); bits != k {
+			continue
+		}
+		var s float64
+		for i := range n {
+			if mask&(1<<i) != 0 {
+				s += rank(all[i])
+			}
+		}
+		total++
+		if s <= obs+1e-9 {
+			le++
+		}
+		if s >= obs-1e-9 {
+			ge++
+		}
+	}
+	return math.Min(1, 2*math.Min(le, ge)/total)
+}
+
+func popcount(x int) int {
+	n := 0
+	for ; x != 0; x &= x - 1 {
+		n++
+	}
+	return n
+}
+
+// TestCompareShortRuns: 3 seconds against 3 cannot reach p < 0.01 whatever the
+// change (the exact test's smallest p is 2/C(6,3) = 0.1), so a change within the
+// threshold is not "small" (no change) but underpowered, with a note saying how
+// many seconds would do; longer runs state the smallest change they can detect.
+func TestCompareShortRuns(t *testing.T) {
+	short := func() *results.Run {
+		r := compareRun(t, 700, 2_400, 1000)
+		for i := range r.Ops {
+			r.Ops[i].Intervals = r.Ops[i].Intervals[2:5]
+		}
+		return r
+	}
+	c, err := Compare(short(), short(), CompareOptions{ThresholdPct: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.Rows {
+		if r.Verdict == CompareSmall || r.DetectablePct != nil {
+			t.Errorf("%s %s: verdict %s, detectable %v with %d/%d seconds: the test had no power", r.Op, r.Metric, r.Verdict, r.DetectablePct, r.SecondsA, r.SecondsB)
+		}
+	}
+	var buf bytes.Buffer
+	if err := c.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "underpowered") || !strings.Contains(buf.String(), "at least 5 seconds") {
+		t.Errorf("text does not say the test had no power:\n%s", buf.String())
+	}
+
+	long, err := Compare(compareRun(t, 700, 2_400, 1000), compareRun(t, 700, 2_400, 1000), CompareOptions{ThresholdPct: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range long.Rows {
+		if r.Metric == "p50" && (r.DetectablePct == nil || *r.DetectablePct < 0 || *r.DetectablePct > 10 || r.Verdict != CompareSmall) {
+			t.Errorf("%s p50 over %d/%d seconds: detectable %v, verdict %s; want a smallest detectable change within the 10%% threshold, small",
+				r.Op, r.SecondsA, r.SecondsB, r.DetectablePct, r.Verdict)
+		}
 	}
 }
