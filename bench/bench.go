@@ -220,9 +220,9 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 	// GOGC; a small heap (no latency slices) can trade a little memory for fewer
 	// collections, leaving that CPU to the requests. Before waitStart: its
 	// collection must not delay a coordinated start.
-	stopGC := tuneGC()
+	restoreGC := loadGC()
 	if err := waitStart(ctx, cfg.StartAt); err != nil {
-		stopGC()
+		restoreGC()
 		if fin != nil {
 			fin.Finish(ctx)
 		}
@@ -232,7 +232,7 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 		return err
 	}
 	e.drive(ctx, w)
-	stopGC()
+	restoreGC()
 	if fin != nil {
 		fin.Finish(ctx)
 	}

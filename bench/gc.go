@@ -4,29 +4,27 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"time"
 )
 
-// gcPercent is the GOGC for a live heap of live bytes: as high as keeps the
-// extra heap it allows within gcHeadroom (up to gcMaxPercent), never below Go's
-// default of 100, so a heap that is large already (10,000 watchers) does not
-// grow fivefold.
+// gcPercent is the GOGC the load runs under: up to 400 while the extra heap it
+// allows stays within gcHeadroom, never below Go's default of 100, so a heap
+// that is large already (10,000 watchers) does not grow fivefold.
+//
+// Higher is not cheaper: GOGC following the live heap during the load (up to
+// 64 MiB over it) made 10 collections instead of 24 over 100,000 puts to the
+// null KV server (bench put --conns 10 --clients 100; GC CPU ~110 ms instead of
+// ~250 ms by GODEBUG=gctrace=1), yet the generator's CPU per request rose: median
+// 29.0 µs instead of 24.7 µs over 8 alternating runs of 50,000, RSS 141 MB
+// instead of 72 MB. A larger heap hands out fresh memory to zero and cold caches.
 func gcPercent(live uint64) int {
 	if live == 0 {
 		return 100
 	}
-	return int(min(gcMaxPercent, max(100, gcHeadroom*100/live)))
+	return int(min(400, max(100, gcHeadroom*100/live)))
 }
 
-// gcHeadroom bounds the memory that gcPercent may add over the live heap.
+// gcHeadroom bounds the memory that gcPercent may add over the default GOGC.
 const gcHeadroom = 64 << 20
-
-// gcMaxPercent bounds GOGC for a near-empty heap: a collection at least every
-// 32 live heaps.
-const gcMaxPercent = 3200
-
-// gcTuneEvery is how often tuneGC follows the live heap during a load.
-const gcTuneEvery = 250 * time.Millisecond
 
 // liveHeap is the heap that survived the last collection.
 func liveHeap() uint64 {
@@ -38,36 +36,12 @@ func liveHeap() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// tuneGC sets GOGC for a load and keeps it at gcPercent of the live heap until
-// the returned stop restores the previous GOGC. gRPC allocates ~3 KiB per
-// request that dies at once: collections cost the generator CPU that the
-// server should get, and how many there are depends on GOGC alone.
-//
-// It first collects the garbage of the set-up (scrapes, connections, the fill),
-// so that the load does not pay for it inside the measured window and the live
-// heap is known. It follows the live heap because the heap of the load (its
-// requests in flight) is larger than the idle heap before it: over 100,000
-// puts to the null KV server (bench put --conns 10 --clients 100, ~5 MiB live),
-// GOGC 400 from the idle heap made 24 collections, 170-380 ms of CPU, at 72 MB
-// of RSS (GODEBUG=gctrace=1, runs on a busy host); a fixed 3200 made 7 (~46 ms)
-// but let the RSS grow to 215 MB; following the live heap made 10 (97-125 ms)
-// at 141 MB, the heap within gcHeadroom of the live one.
-func tuneGC() (stop func()) {
+// loadGC sets GOGC for a load until the returned restore is called. It first
+// collects the garbage of the set-up (scrapes, connections, the fill), so that
+// the load does not pay for it inside the measured window and gcPercent sees
+// the live heap: without a collection since start-up, liveHeap would read 0.
+func loadGC() (restore func()) {
 	runtime.GC()
 	prev := debug.SetGCPercent(gcPercent(liveHeap()))
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(gcTuneEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				debug.SetGCPercent(gcPercent(liveHeap()))
-			}
-		}
-	}()
-	return func() { close(quit); <-done; debug.SetGCPercent(prev) }
+	return func() { debug.SetGCPercent(prev) }
 }
