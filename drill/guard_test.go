@@ -2,6 +2,7 @@ package drill
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -98,5 +99,38 @@ func TestInitialCluster(t *testing.T) {
 	}
 	if got := fillName("systemctl restart etcd@%s", "m1"); got != "systemctl restart etcd@m1" {
 		t.Fatalf("fillName = %q", got)
+	}
+}
+
+// TestCommands: the user's commands get etcd's environment for the new member
+// and the member's name for %s; a failing command's output is in the error.
+func TestCommands(t *testing.T) {
+	dir := t.TempDir()
+	c := &Commands{New: Candidate{Name: "m9", PeerURL: "http://h:2380", ClientURL: "http://h:2379"},
+		StartCmd:   "echo $ETCD_NAME $ETCD_INITIAL_CLUSTER_STATE $ETCD_INITIAL_CLUSTER $ETCD_INITIAL_ADVERTISE_PEER_URLS > " + dir + "/start",
+		RestartCmd: "echo restart %s > " + dir + "/restart; echo boom >&2; exit 3"}
+	cand, err := c.Provision(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(t.Context(), cand, "a=http://a:2380,m9=http://h:2380"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(dir + "/start")
+	if got, want := strings.TrimSpace(string(b)), "m9 existing a=http://a:2380,m9=http://h:2380 http://h:2380"; got != want {
+		t.Fatalf("start saw %q, want %q", got, want)
+	}
+	err = c.Restart(t.Context(), "m1")
+	if err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("restart err = %v", err)
+	}
+	if b, _ := os.ReadFile(dir + "/restart"); strings.TrimSpace(string(b)) != "restart m1" {
+		t.Fatalf("restart ran %q", b)
+	}
+	if err := (&Commands{}).Retire(t.Context(), "m1"); err != nil {
+		t.Fatalf("retire without a command: %v", err)
+	}
+	if _, err := (&Commands{}).Provision(t.Context()); err == nil {
+		t.Fatal("provision without --new-member accepted")
 	}
 }
