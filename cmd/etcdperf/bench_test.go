@@ -170,7 +170,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"no clients", []string{"put", "--clients", "0"}, "--clients"},
 		{"bad consistency", []string{"range", "--consistency", "x"}, "consistency"},
 		{"range wider than the keys", []string{"range", "--keys", "10", "--range-width", "11"}, "range width"},
-		{"read ratio over 1", []string{"mixed", "--read-ratio", "1.5"}, "read ratio"},
+		{"read ratio over 1", []string{"mixed", "--read-ratio", "1.5"}, "--read-ratio"},
 		{"watch value too small", []string{"watch", "--val-size", "4"}, "--val-size"},
 		{"results dir not writable", []string{"put", "--results-dir", filepath.Join(notDir, "sub")}, "results dir"},
 		{"unreachable endpoint", []string{"put", "--endpoints", "127.0.0.1:1", "--dial-timeout", "500ms"}, "127.0.0.1:1"},

@@ -70,7 +70,7 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.user, "user", "", "username[:password] for authentication (prompt if password is not supplied)")
 	fs.StringVar(&c.password, "password", "", "password for authentication (if this option is used, --user option shouldn't include password)")
 	fs.StringVar(&c.dataDir, "data-dir", "", "data dir of the embedded etcd (default: a temp dir, removed afterwards)")
-	fs.IntVar(&c.embeddedMembers, "embedded-members", 1, "members of the embedded cluster (1 or 3; more than 1 runs them as separate processes)")
+	fs.IntVar(&c.embeddedMembers, "embedded-members", 1, "members of the embedded cluster, 1 to 7 (odd numbers keep a majority; more than 1 runs them as separate processes)")
 	fs.StringSliceVar(&c.metricsURLs, "metrics-urls", nil, "URLs of the members' /metrics (default: each member's client URL + /metrics)")
 	fs.DurationVar(&c.keepaliveTime, "keepalive-time", 2*time.Second, "keepalive time for client connections")
 	fs.DurationVar(&c.keepaliveTimeout, "keepalive-timeout", 6*time.Second, "keepalive timeout for client connections")

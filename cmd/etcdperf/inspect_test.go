@@ -30,8 +30,8 @@ func TestInspectBadInvocations(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"zero depth", []string{"inspect", "--snapshot", notDB, "--depth", "0"}, "--depth must be at least 1"},
-		{"negative depth", []string{"inspect", "--depth=-2"}, "--depth must be at least 1"},
+		{"zero depth", []string{"inspect", "--snapshot", notDB, "--depth", "0"}, "--depth must be positive"},
+		{"negative depth", []string{"inspect", "--depth=-2"}, "--depth must be positive"},
 		{"bad values mode", []string{"inspect", "--values", "some"}, "--values"},
 		{"bad byte size", []string{"inspect", "--page-bytes", "lots"}, "not a byte size"},
 		{"not a snapshot", []string{"inspect", "--snapshot", notDB}, "not a bbolt database"},

@@ -49,6 +49,23 @@ func runBin(t *testing.T, env []string, args ...string) result {
 	return runBinStdin(t, nil, env, args...)
 }
 
+// runBinIn runs the built binary in dir, with nothing on stdin.
+func runBinIn(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return r
+}
+
 // runBinStdin is runBin with stdin as the binary's standard input.
 func runBinStdin(t *testing.T, stdin io.Reader, env []string, args ...string) result {
 	t.Helper()

@@ -83,7 +83,7 @@ func (p *promFlags) run(ctx context.Context, args []string) (*results.Run, error
 	if p.httpConfig != "" {
 		cfg, err := analyze.LoadHTTPConfig(p.httpConfig)
 		if err != nil {
-			return nil, usageErr(err)
+			return nil, usageErr(fmt.Errorf("--prometheus-http-config: %w", err))
 		}
 		prom.HTTPConfig = cfg
 	}

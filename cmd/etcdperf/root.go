@@ -13,6 +13,7 @@ import (
 	"runtime/pprof"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/internal/flagcheck"
 	"github.com/etcdperf/etcdperf/results"
 	"github.com/etcdperf/etcdperf/version"
 	"github.com/spf13/cobra"
@@ -78,6 +79,9 @@ func (a *app) rootCmd() *cobra.Command {
 			}
 			if err := checkOutput(cmd, a.output); err != nil {
 				return err
+			}
+			if err := flagcheck.Check(cmd.Flags(), flagRules); err != nil {
+				return usageErr(err)
 			}
 			if err := a.conn.validate(); err != nil {
 				return err

@@ -96,7 +96,7 @@ func TestBadInvocations(t *testing.T) {
 		{"negative clients", nil, append([]string{"bench", "mixed", "--clients", "-2"}, refused...), "--clients"},
 		{"value over 1.5 MiB", nil, append([]string{"bench", "put", "--val-size", "1600000"}, refused...), "1.5 MiB"},
 		{"negative disk size", nil, []string{"disk", "--size", "-1m"}, "--size"},
-		{"negative block size", nil, []string{"disk", "--block-size", "-5", "--dir", dir}, "block size"},
+		{"negative block size", nil, []string{"disk", "--block-size", "-5", "--dir", dir}, "--block-size"},
 		{"unknown disk pattern", nil, []string{"disk", "--pattern", "random", "--dir", dir}, "random"},
 		{"bad inspect depth", nil, []string{"inspect", "--depth", "0"}, "--depth"},
 		{"endpoint refuses", nil, []string{"bench", "put", "--endpoints", "127.0.0.1:1"}, "connection refused"},
