@@ -11,8 +11,6 @@ package analyze
 import (
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,7 +152,7 @@ func resourcesOf(opts Options, run *results.Run, m *results.Member) resources {
 	var host *results.Host
 	local := false
 	if run != nil {
-		host, local = run.Host, run.Target.Embedded || allLoopback(run.Target.Endpoints)
+		host, local = run.Host, run.Target.Embedded || hardware.AllLoopback(run.Target.Endpoints)
 	}
 	if m != nil && m.Pid <= 0 {
 		m = nil // its limits were not read
@@ -306,30 +304,6 @@ func inferPeers(w *Window) (known bool, peers int) {
 		return false, 0
 	}
 	return true, 0
-}
-
-// allLoopback reports whether every endpoint is on this host.
-func allLoopback(endpoints []string) bool {
-	if len(endpoints) == 0 {
-		return false
-	}
-	for _, ep := range endpoints {
-		host := ep
-		if u, err := url.Parse(ep); err == nil && u.Host != "" {
-			host = u.Host
-		}
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if host == "localhost" {
-			continue
-		}
-		ip := net.ParseIP(host)
-		if ip == nil || !ip.IsLoopback() {
-			return false
-		}
-	}
-	return true
 }
 
 // workloadOf describes the run's load for the hardware tiers.

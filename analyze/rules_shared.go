@@ -1,6 +1,10 @@
 package analyze
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/etcdperf/etcdperf/hardware"
+)
 
 // hostPressureRule grades the host's CPU pressure over the run (Linux PSI): the
 // share of the time in which some runnable task waited for a CPU. Utilisation of
@@ -8,7 +12,7 @@ import "fmt"
 // can. It applies to members on the measuring host only.
 func hostPressureRule(in *Input) Check {
 	r := in.Run
-	if r == nil || r.HostCPUPressure == nil || !(r.Target.Embedded || allLoopback(r.Target.Endpoints)) {
+	if r == nil || r.HostCPUPressure == nil || !(r.Target.Embedded || hardware.AllLoopback(r.Target.Endpoints)) {
 		return Check{}
 	}
 	p := *r.HostCPUPressure
@@ -22,7 +26,7 @@ func hostPressureRule(in *Input) Check {
 // rule counts both) or to a remote cluster.
 func sharedHostCPURule(in *Input) Check {
 	r := in.Run
-	if r == nil || in.embedded() || !allLoopback(r.Target.Endpoints) || r.Host == nil || r.DurationS <= 0 {
+	if r == nil || in.embedded() || !hardware.AllLoopback(r.Target.Endpoints) || r.Host == nil || r.DurationS <= 0 {
 		return Check{}
 	}
 	// The host facts are the generator's. Members etcdperf started (embedded) are its

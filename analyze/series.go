@@ -7,10 +7,12 @@ import (
 	"github.com/etcdperf/etcdperf/results"
 )
 
-// Metric names that other packages draw by (the report's timeline).
+// Metric names other packages read: the report's timeline, plan's datascale.
 const (
 	MetricWALFsync      = mWALFsync
 	MetricBackendCommit = mBackendCommit
+	MetricRSS           = mRSS
+	MetricQuota         = mQuota
 )
 
 // Series is one member's quantile of one histogram, per interval between

@@ -3,6 +3,8 @@ package hardware
 import (
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -86,4 +88,29 @@ func socketInode(link string) (string, bool) {
 		return "", false
 	}
 	return strings.CutSuffix(s, "]")
+}
+
+// AllLoopback reports whether every endpoint (a URL or host:port) is on this
+// host: localhost or a loopback address. False for none.
+func AllLoopback(endpoints []string) bool {
+	if len(endpoints) == 0 {
+		return false
+	}
+	for _, ep := range endpoints {
+		host := ep
+		if u, err := url.Parse(ep); err == nil && u.Host != "" {
+			host = u.Host
+		}
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if host == "localhost" {
+			continue
+		}
+		ip := net.ParseIP(host)
+		if ip == nil || !ip.IsLoopback() {
+			return false
+		}
+	}
+	return true
 }

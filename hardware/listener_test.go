@@ -88,3 +88,19 @@ func TestListenerPidLive(t *testing.T) {
 		}
 	}
 }
+
+func TestAllLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		eps  []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"http://127.0.0.1:2379", "localhost:2379", "https://[::1]:2379", "127.0.0.5:1"}, true},
+		{[]string{"http://127.0.0.1:2379", "http://10.0.0.1:2379"}, false},
+		{[]string{"etcd.example:2379"}, false},
+	} {
+		if got := AllLoopback(tc.eps); got != tc.want {
+			t.Errorf("AllLoopback(%v) = %v, want %v", tc.eps, got, tc.want)
+		}
+	}
+}

@@ -41,9 +41,9 @@ var Tiers = []Tier{
 // BelowSmall names a host that does not meet the smallest tier.
 const BelowSmall = "below small"
 
-// memorySlack accepts a host whose reported memory is a little under the tier's:
+// MemorySlack accepts a host whose reported memory is a little under the tier's:
 // an "8 GB" machine reports 7.6–7.8 GB after the kernel and firmware take theirs.
-const memorySlack = 0.9
+const MemorySlack = 0.9
 
 // WorkloadTier is the smallest tier whose limits cover every known dimension of w.
 func WorkloadTier(w finding.Workload) Tier {
@@ -74,7 +74,7 @@ func HostTier(h *results.Host) (Tier, bool) {
 }
 
 func meets(h *results.Host, t Tier) bool {
-	return h.EffectiveCPUs() >= float64(t.CPUs) && float64(h.MemoryBytes) >= memorySlack*float64(t.MemoryBytes)
+	return h.EffectiveCPUs() >= float64(t.CPUs) && float64(h.MemoryBytes) >= MemorySlack*float64(t.MemoryBytes)
 }
 
 // GradeHost grades h against the tier w needs, in words: "this workload is large;
@@ -96,7 +96,7 @@ func GradeHost(h *results.Host, w finding.Workload) finding.HardwareGrade {
 	if cpus := h.EffectiveCPUs(); cpus < float64(wt.CPUs) {
 		g.Shortfalls = append(g.Shortfalls, fmt.Sprintf("%s CPUs where %s wants %d", trim(cpus), wt.Name, wt.CPUs))
 	}
-	if float64(h.MemoryBytes) < memorySlack*float64(wt.MemoryBytes) {
+	if float64(h.MemoryBytes) < MemorySlack*float64(wt.MemoryBytes) {
 		g.Shortfalls = append(g.Shortfalls, fmt.Sprintf("%.1f GB of memory where %s wants %d GB", float64(h.MemoryBytes)/gb, wt.Name, wt.MemoryBytes/gb))
 	}
 	if len(g.Shortfalls) == 0 {

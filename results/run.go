@@ -52,6 +52,10 @@ type Run struct {
 	// findings, budget, hardware grade, plan curve), so a report made later from
 	// the file shows the same; nil in run files written before it was stored.
 	Diagnosis *finding.Diagnosis `json:"diagnosis,omitempty"`
+	// Steps are the runs of every step of a plan, in the order they ran (each
+	// without steps of its own); the file's own ops and scrapes are those of the
+	// knee's step. Empty for every other command.
+	Steps []*Run `json:"steps,omitempty"`
 }
 
 // Alarm is one raised alarm as the Maintenance API lists it.

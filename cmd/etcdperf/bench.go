@@ -294,7 +294,7 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	}
 	cfg.StartAt = bf.worker.startAt
 	m := a.measure(ctx, t, cfg, w, run, analyze.Options{})
-	err = m.err
+	err = m.Err
 	if err != nil && len(run.Ops) == 0 {
 		return err // nothing was measured: the prefix was in use, the fill failed, ...
 	}
@@ -302,7 +302,7 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	if werr == nil {
 		werr = writeReport(bf.report, run)
 	}
-	if perr := a.printBench(run, path, &m.report); perr != nil {
+	if perr := a.printBench(run, path, &m.Report); perr != nil {
 		return perr
 	}
 	switch {
@@ -312,12 +312,12 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 		return err
 	case werr != nil:
 		return werr
-	case !run.Valid && m.report.Verdict.Status != finding.StatusFail:
+	case !run.Valid && m.Report.Verdict.Status != finding.StatusFail:
 		// A run the cluster failed (a full quota refused the writes) is the
 		// cluster's answer, not a bad measurement: the verdict's fail stands.
 		return withCode(ExitInvalid, fmt.Errorf("invalid run: %s", run.InvalidReason))
 	}
-	return verdictExit(m.report.Verdict.Status)
+	return verdictExit(m.Report.Verdict.Status)
 }
 
 // checkWritableDir fails before any load is sent when the run file could not be

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/check"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/profiles"
 )
@@ -172,25 +173,25 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	if err != nil {
 		return err
 	}
-	run := lr.run
-	if lr.err != nil && len(run.Ops) == 0 {
-		return lr.err // nothing was measured: the prefix was in use, the fill failed, ...
+	run := lr.Run
+	if lr.Err != nil && len(run.Ops) == 0 {
+		return lr.Err // nothing was measured: the prefix was in use, the fill failed, ...
 	}
 	limit, src := cf.p99Limit(p)
 	out := checkJSON{Profile: profileSummary(p), ExitFollows: "default"}
 	if cf.compat {
 		out.ExitFollows = "compat"
 	}
-	out.Verdict, out.Criteria = defaultVerdict(run, lr.report, limit, src)
-	if out.Compat, err = compatRule(run); err != nil {
+	out.Verdict, out.Criteria = check.Default(run, lr.Report, limit, src)
+	if out.Compat, err = check.Compat(run); err != nil {
 		return err
 	}
-	out.Findings, out.Budget, out.Notes = lr.report.Findings, lr.report.Budget, lr.report.Notes
+	out.Findings, out.Budget, out.Notes = lr.Report.Findings, lr.Report.Budget, lr.Report.Notes
 	if out.Findings == nil {
 		out.Findings = []finding.Finding{}
 	}
 	// The run file keeps check's own verdict, so a report made from it says what check said.
-	run.Diagnosis = lr.report.Diagnosis()
+	run.Diagnosis = lr.Report.Diagnosis()
 	run.Diagnosis.Verdict = &out.Verdict
 	path, werr := a.writeRun(run)
 	if werr == nil {
@@ -198,7 +199,7 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	}
 	b := newBenchJSON(run, path)
 	out.Ops, out.Valid, out.InvalidReason, out.DurationS, out.RunFile, out.Client = b.Ops, b.Valid, b.InvalidReason, b.DurationS, path, b.Client
-	if perr := a.printCheck(out, lr.report); perr != nil {
+	if perr := a.printCheck(out, lr.Report); perr != nil {
 		return perr
 	}
 	status := out.Verdict.Status
@@ -208,8 +209,8 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	switch {
 	case run.Interrupted:
 		return fmt.Errorf("interrupted: partial results written to %s, keys under %s deleted: %w", path, cf.prefix, context.Canceled)
-	case lr.err != nil:
-		return lr.err
+	case lr.Err != nil:
+		return lr.Err
 	case werr != nil:
 		return werr
 	}
@@ -230,20 +231,20 @@ func verdictExit(status string) error {
 // checkJSON is check's -w json object: the contract's verdict and findings, the
 // ops as bench reports them, and etcdctl's verdict under "compat".
 type checkJSON struct {
-	Verdict       finding.Verdict   `json:"verdict"`
-	Findings      []finding.Finding `json:"findings"`
-	Ops           []benchOpJSON     `json:"ops"`
-	Compat        compatVerdict     `json:"compat"`
-	Criteria      []criterion       `json:"criteria"`
-	ExitFollows   string            `json:"exit_follows"` // default | compat
-	Profile       profileJSON       `json:"profile"`
-	Valid         bool              `json:"valid"`
-	InvalidReason string            `json:"invalid_reason"`
-	DurationS     float64           `json:"duration_s"`
-	Client        benchClient       `json:"client"`
-	Budget        *finding.Budget   `json:"budget,omitempty"`
-	Notes         []string          `json:"notes,omitempty"`
-	RunFile       string            `json:"run_file"`
+	Verdict       finding.Verdict     `json:"verdict"`
+	Findings      []finding.Finding   `json:"findings"`
+	Ops           []benchOpJSON       `json:"ops"`
+	Compat        check.CompatVerdict `json:"compat"`
+	Criteria      []finding.Criterion `json:"criteria"`
+	ExitFollows   string              `json:"exit_follows"` // default | compat
+	Profile       profileJSON         `json:"profile"`
+	Valid         bool                `json:"valid"`
+	InvalidReason string              `json:"invalid_reason"`
+	DurationS     float64             `json:"duration_s"`
+	Client        benchClient         `json:"client"`
+	Budget        *finding.Budget     `json:"budget,omitempty"`
+	Notes         []string            `json:"notes,omitempty"`
+	RunFile       string              `json:"run_file"`
 }
 
 // profileJSON is what a command's output says about the profile it ran.

@@ -8,16 +8,17 @@ import (
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/measure"
 	"github.com/etcdperf/etcdperf/profiles"
 )
 
 // runProfile drives p against t under prefix and measures it (see measure).
 // Failing to build the workload is bad input; any other error comes back in
 // measured.err with what was measured.
-func (a *app) runProfile(ctx context.Context, cmd *cobra.Command, command string, t *target, clis []*clientv3.Client, p *profiles.Profile, prefix string, force bool) (measured, error) {
+func (a *app) runProfile(ctx context.Context, cmd *cobra.Command, command string, t *target, clis []*clientv3.Client, p *profiles.Profile, prefix string, force bool) (measure.Measured, error) {
 	w, cfg, err := profiles.Build(p, clis, prefix)
 	if err != nil {
-		return measured{}, usageErr(err)
+		return measure.Measured{}, usageErr(err)
 	}
 	bench.UseDirect(w, t.Direct)
 	cfg.KV, cfg.Force = t.Client, force

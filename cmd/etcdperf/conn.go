@@ -23,10 +23,10 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/term"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/connectivity"
 
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/measure"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -118,14 +118,9 @@ func (c *connFlags) validate() error {
 	return nil
 }
 
-// target is a connected cluster: the client, how to scrape its metrics, and what
-// to record about it. Close stops an embedded cluster.
+// target is a connected cluster (see measure.Target) that cmd can close.
 type target struct {
-	Client      *clientv3.Client
-	Info        results.Target
-	MetricsURLs []string
-	HTTP        *http.Client
-	Cluster     *cluster.Cluster // nil unless embedded
+	measure.Target
 	// Direct are the load connections of the put and range request loops
 	// (bench.DialDirect), one per --conns; none when the clients' own are used.
 	Direct []*grpc.ClientConn
@@ -198,16 +193,6 @@ func (a *app) connect(ctx context.Context) (*target, error) {
 		}
 	}
 	return t, nil
-}
-
-// connected says whether the client has a connection up, to any endpoint: it
-// is false only while every endpoint is down (etcd's client balances over them).
-func (t *target) connected() bool {
-	switch t.Client.ActiveConnection().GetState() {
-	case connectivity.Connecting, connectivity.TransientFailure, connectivity.Shutdown:
-		return false
-	}
-	return true
 }
 
 // openLoad connects (or starts the embedded etcd) and opens conns clients to

@@ -4,26 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/plan"
 	"github.com/etcdperf/etcdperf/profiles"
-	"github.com/etcdperf/etcdperf/results"
 )
 
-// Ramp defaults: a few steps of 10 s each find the knee of most clusters in a
-// couple of minutes; bisection stops when the bracket is within 5%.
-const (
-	defaultStepDuration = 10 * time.Second
-	defaultMaxRate      = 50000
-	defaultBisections   = 3
-	bisectResolution    = 0.05
-)
+// defaultStepDuration: a few steps of 10 s each find the knee of most clusters in
+// a couple of minutes.
+const defaultStepDuration = 10 * time.Second
 
 type planFlags struct {
 	profile      string
@@ -101,12 +94,12 @@ when it covers the nodes asked for), 1 when it does not.`,
 	f.StringVar(&pf.profile, "profile", "", "profile name or YAML file whose shape is ramped (etcdperf profiles list)")
 	f.StringVar(&pf.slo, "slo", "", "latency objective of every paced op, e.g. p99=25ms or p50=5ms,p99=25ms (p50, p90, p99, p999)")
 	f.Float64Var(&pf.expected, "expected-rps", 0, "the load you expect, requests/s: the headroom is reported over it and the exit code judges it")
-	f.Float64Var(&pf.maxRate, "max-rate", defaultMaxRate, "highest rate to offer, requests/s")
+	f.Float64Var(&pf.maxRate, "max-rate", plan.DefaultMaxRate, "highest rate to offer, requests/s")
 	f.Float64Var(&pf.startRate, "start-rate", 0, "first rate offered (default: the profile's rate, at most --max-rate)")
 	f.DurationVar(&pf.stepDuration, "step-duration", defaultStepDuration, "measured window of each step")
 	f.DurationVar(&pf.warmup, "warmup", 0, "load before each step's window (default: the profile's)")
 	f.Float64Var(&pf.errorBudget, "error-budget", 0.001, "fraction of requests that may fail in a step")
-	f.IntVar(&pf.bisections, "bisections", defaultBisections, "bisection steps between the last good and the first broken rate")
+	f.IntVar(&pf.bisections, "bisections", plan.DefaultBisections, "bisection steps between the last good and the first broken rate")
 	f.StringVar(&pf.prefix, "prefix", "/etcdperf/plan/", "key prefix plan writes under and deletes after each step")
 	f.BoolVar(&pf.force, "force", false, "run even when the prefix holds keys; they are deleted")
 	f.StringVar(&pf.report, "report", "", "folder to write report.txt, report.html and the curve plot into")
@@ -119,104 +112,11 @@ when it covers the nodes asked for), 1 when it does not.`,
 	return cmd
 }
 
-// sloTarget is one percentile bound of an SLO.
-type sloTarget struct {
-	Name  string  `json:"percentile"` // p50, p90, p99, p999
-	MaxMs float64 `json:"max_ms"`
-}
-
-// parseSLO parses "p99=25ms" or "p50=5ms,p99=25ms".
-func parseSLO(s string) ([]sloTarget, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, errors.New("--slo is required, e.g. --slo p99=25ms")
-	}
-	var out []sloTarget
-	for _, part := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok {
-			return nil, fmt.Errorf("--slo %q: want PERCENTILE=DURATION such as p99=25ms", s)
-		}
-		switch k {
-		case "p50", "p90", "p99", "p999":
-		case "p99.9":
-			k = "p999"
-		default:
-			return nil, fmt.Errorf("--slo %q: percentile %q: want p50, p90, p99 or p999", s, k)
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("--slo %q: %q is not a positive duration such as 25ms", s, v)
-		}
-		out = append(out, sloTarget{Name: k, MaxMs: float64(d) / float64(time.Millisecond)})
-	}
-	return out, nil
-}
-
-// percentile reads a named percentile from a summary.
-func percentile(s results.Summary, name string) float64 {
-	switch name {
-	case "p50":
-		return s.P50
-	case "p90":
-		return s.P90
-	case "p999":
-		return s.P999
-	}
-	return s.P99
-}
-
-// planStep is one rate the ramp offered and what came of it.
-type planStep struct {
-	OfferedRPS    float64 `json:"offered_rps"`
-	ThroughputRPS float64 `json:"throughput_rps"`
-	P99Ms         float64 `json:"p99_ms"` // worst p99 response time over the paced ops
-	Requests      int64   `json:"requests"`
-	Errors        int64   `json:"errors"`
-	Valid         bool    `json:"valid"`
-	OK            bool    `json:"ok"`
-	// Broke says why the step broke the SLO, the error budget or validity.
-	Broke      string `json:"broke,omitempty"`
-	Bottleneck string `json:"bottleneck"`
-
-	lr measured
-}
-
-// judgeStep decides whether a step held: every SLO percentile of every paced op,
-// errors within budget, and the offered rate achieved (a valid run).
-func judgeStep(run *results.Run, rep analyze.Report, slo []sloTarget, budget float64) planStep {
-	s := planStep{Valid: run.Valid, Bottleneck: rep.Verdict.Bottleneck}
-	var broke []string
-	for _, op := range run.Ops {
-		if op.TargetRPS <= 0 {
-			continue
-		}
-		s.OfferedRPS += op.TargetRPS
-		s.ThroughputRPS += op.ThroughputRPS
-		s.Requests += op.Requests
-		s.Errors += op.Errors
-		s.P99Ms = max(s.P99Ms, op.Latency.P99)
-		for _, t := range slo {
-			if v := percentile(op.Latency, t.Name); v > t.MaxMs {
-				broke = append(broke, fmt.Sprintf("%s %s %s > %s", op.Op, t.Name, fmtMs(v), fmtMs(t.MaxMs)))
-			}
-		}
-	}
-	if s.Requests > 0 && float64(s.Errors)/float64(s.Requests) > budget {
-		broke = append(broke, fmt.Sprintf("errors %d of %d requests > %g%% budget", s.Errors, s.Requests, budget*100))
-	}
-	if !run.Valid {
-		broke = append(broke, "invalid: "+run.InvalidReason)
-	}
-	s.OK = len(broke) == 0
-	s.Broke = strings.Join(broke, "; ")
-	return s
-}
-
-func (pf *planFlags) validate() (*profiles.Profile, []sloTarget, error) {
+func (pf *planFlags) validate() (*profiles.Profile, []plan.Target, error) {
 	if pf.profile == "" {
 		return nil, nil, errors.New("--profile is required (etcdperf profiles list)")
 	}
-	slo, err := parseSLO(pf.slo)
+	slo, err := plan.ParseSLO(pf.slo)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -273,57 +173,38 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 	}
 	defer release()
 
-	var steps []*planStep
-	step := func(rate float64) (*planStep, error) {
+	n := 0
+	step := func(rate float64) (*plan.RateStep, error) {
 		q := *p
 		q.Rate = rate
-		fmt.Fprintf(a.stderr, "etcdperf: plan step %d: %.0f req/s for %s\n", len(steps)+1, rate, q.Duration)
+		n++
+		fmt.Fprintf(a.stderr, "etcdperf: plan step %d: %.0f req/s for %s\n", n, rate, q.Duration)
 		lr, err := a.runProfile(ctx, cmd, "plan", t, clis, &q, pf.prefix, pf.force)
 		if err != nil {
 			return nil, err
 		}
-		if lr.err != nil {
-			return nil, fmt.Errorf("step at %.0f req/s: %w", rate, lr.err)
+		if lr.Err != nil {
+			return nil, fmt.Errorf("step at %.0f req/s: %w", rate, lr.Err)
 		}
-		s := judgeStep(lr.run, lr.report, slo, pf.errorBudget)
-		s.OfferedRPS, s.lr = rate, lr
-		steps = append(steps, &s)
+		s := plan.Judge(lr.Run, lr.Report, slo, pf.errorBudget)
+		s.OfferedRPS = rate
 		return &s, nil
 	}
-	var good, bad *planStep
-	for rate := pf.startRate; ; rate = min(rate*2, pf.maxRate) {
-		s, err := step(rate)
-		if err != nil {
-			return err
-		}
-		if !s.OK {
-			bad = s
-			break
-		}
-		good = s
-		if rate >= pf.maxRate {
-			break
-		}
+	steps, good, bad, err := plan.Ramp{StartRate: pf.startRate, MaxRate: pf.maxRate, Bisections: pf.bisections}.Run(step)
+	if err != nil {
+		return err
 	}
-	for i := 0; i < pf.bisections && good != nil && bad != nil && (bad.OfferedRPS-good.OfferedRPS)/good.OfferedRPS > bisectResolution; i++ {
-		s, err := step(math.Round((good.OfferedRPS + bad.OfferedRPS) / 2))
-		if err != nil {
-			return err
-		}
-		if s.OK {
-			good = s
-		} else {
-			bad = s
-		}
-	}
-	out := planResult(p, pf, slo, steps, good, bad)
-	// The run file is the knee's step (or the first step when none held).
+	out := planJSON{Result: plan.NewResult(slo, pf.expected, pf.maxRate, steps, good, bad), Profile: profileSummary(p)}
+	out.Profile.DurationS = pf.stepDuration.Seconds()
+	// The run file is the knee's step (or the first step when none held), with
+	// every step's run and the plan's diagnosis.
 	keep := steps[0]
 	if good != nil {
 		keep = good
 	}
-	run := keep.lr.run
-	run.Diagnosis = &finding.Diagnosis{Verdict: &out.Verdict, Findings: out.Findings, Curve: out.Curve}
+	run := keep.Run
+	run.Steps = plan.StepRuns(steps)
+	run.Diagnosis = out.Diagnosis()
 	path, werr := a.writeRun(run)
 	out.RunFile = path
 	if pf.report != "" {
@@ -343,102 +224,10 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 
 // planJSON is plan's -w json object.
 type planJSON struct {
-	Verdict  finding.Verdict   `json:"verdict"`
-	Findings []finding.Finding `json:"findings"`
-	Knee     *kneeJSON         `json:"knee"`
-	// Headroom is knee / expected - 1; null without --expected-rps or a knee.
-	Headroom    *float64       `json:"headroom"`
-	ExpectedRPS float64        `json:"expected_rps,omitempty"`
-	SLO         []sloTarget    `json:"slo"`
-	Steps       []*planStep    `json:"steps"`
-	Curve       *finding.Curve `json:"curve"`
-	Profile     profileJSON    `json:"profile"`
-	RunFile     string         `json:"run_file"`
-	Report      string         `json:"report,omitempty"`
-}
-
-// kneeJSON is the highest step that held the SLO.
-type kneeJSON struct {
-	ThroughputRPS float64 `json:"throughput_rps"`
-	OfferedRPS    float64 `json:"offered_rps"`
-	P99Ms         float64 `json:"p99_ms"`
-	// ReachedMaxRate is true when the ramp never broke: the knee is at least this.
-	ReachedMaxRate bool `json:"reached_max_rate"`
-}
-
-func planResult(p *profiles.Profile, pf *planFlags, slo []sloTarget, steps []*planStep, good, bad *planStep) planJSON {
-	out := planJSON{SLO: slo, Steps: steps, ExpectedRPS: pf.expected, Profile: profileSummary(p)}
-	out.Profile.DurationS = pf.stepDuration.Seconds()
-	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
-	// The diagnosis comes from the step that broke: what ran out just past the knee.
-	diag := bad
-	if diag == nil {
-		diag = good
-	}
-	out.Findings = diag.lr.report.Findings
-	if out.Findings == nil {
-		out.Findings = []finding.Finding{}
-	}
-	sorted := append([]*planStep(nil), steps...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].OfferedRPS < sorted[j].OfferedRPS })
-	out.Curve = &finding.Curve{Op: "all paced ops", Knee: -1}
-	if len(slo) > 0 {
-		for _, t := range slo {
-			if t.Name == "p99" {
-				out.Curve.SLOMs = t.MaxMs
-			}
-		}
-	}
-	for i, s := range sorted {
-		out.Curve.Points = append(out.Curve.Points, finding.CurvePoint{ThroughputRPS: s.ThroughputRPS, P99Ms: s.P99Ms})
-		if s == good {
-			out.Curve.Knee = i
-		}
-	}
-	var parts []string
-	if good == nil {
-		v.Status = finding.StatusFail
-		parts = append(parts, fmt.Sprintf("fail: even the first step (%.0f req/s) broke: %s", steps[0].OfferedRPS, steps[0].Broke))
-	} else {
-		out.Knee = &kneeJSON{ThroughputRPS: good.ThroughputRPS, OfferedRPS: good.OfferedRPS, P99Ms: good.P99Ms, ReachedMaxRate: bad == nil}
-		if bad == nil {
-			parts = append(parts, fmt.Sprintf("knee ≥ %.0f req/s: the SLO held up to --max-rate %g (raise it to find the limit)", good.ThroughputRPS, pf.maxRate))
-		} else {
-			parts = append(parts, fmt.Sprintf("knee %.0f req/s (p99 %s); at %.0f req/s it broke: %s", good.ThroughputRPS, fmtMs(good.P99Ms), bad.OfferedRPS, bad.Broke))
-		}
-		if pf.expected > 0 {
-			h := good.ThroughputRPS/pf.expected - 1
-			out.Headroom = &h
-			parts = append(parts, fmt.Sprintf("headroom %+.0f%% over the expected %g req/s", h*100, pf.expected))
-			if h < 0 {
-				v.Status = finding.StatusFail
-			}
-		}
-		parts = append([]string{v.Status + ":"}, parts...)
-	}
-	if bad != nil {
-		v.Bottleneck = bottleneckOf(bad)
-		v.Ranked = bad.lr.report.Verdict.Ranked
-		parts = append(parts, "bottleneck at the knee: "+v.Bottleneck+" — "+bad.lr.report.Verdict.Summary)
-	}
-	v.Summary = strings.Join(parts, " ")
-	out.Verdict = v
-	return out
-}
-
-// bottleneckOf names what ran out at a broken step: the analyzer's bottleneck,
-// else the generator when the run was invalid with no server signal at fault.
-func bottleneckOf(s *planStep) string {
-	b := s.lr.report.Verdict.Bottleneck
-	for _, f := range s.lr.report.Findings {
-		if f.Severity == finding.Fail && !f.Class.Context() {
-			return string(f.Class)
-		}
-	}
-	if b == "" {
-		b = finding.BottleneckNone
-	}
-	return b
+	plan.Result
+	Profile profileJSON `json:"profile"`
+	RunFile string      `json:"run_file"`
+	Report  string      `json:"report,omitempty"`
 }
 
 func (a *app) printPlan(out planJSON) error {

@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/measure"
 	"github.com/etcdperf/etcdperf/plan"
 	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/results"
@@ -52,8 +53,8 @@ func (k *kubeFlags) register(cmd *cobra.Command) {
 type kubePlanJSON struct {
 	Verdict    finding.Verdict   `json:"verdict"`
 	Findings   []finding.Finding `json:"findings"`
-	Knee       *kneeJSON         `json:"knee"`
-	SLO        []sloTarget       `json:"slo"`
+	Knee       *plan.Knee        `json:"knee"`
+	SLO        []plan.Target     `json:"slo"`
 	Steps      []*kubeStepJSON   `json:"steps"`
 	Kubernetes kubeJSON          `json:"kubernetes"`
 	RunFile    string            `json:"run_file"`
@@ -63,7 +64,7 @@ type kubePlanJSON struct {
 type kubeStepJSON struct {
 	Nodes int `json:"nodes"`
 	Pods  int `json:"pods"`
-	planStep
+	plan.RateStep
 	// Lists is the whole LISTs the step ran, ListP99Ms their p99 response time.
 	Lists     int64   `json:"lists"`
 	ListP99Ms float64 `json:"list_p99_ms"`
@@ -115,9 +116,9 @@ func (k *kubeFlags) assumptions() (plan.Assumptions, error) {
 // judgeKubeStep is judgeStep with the LIST judged against its own bound: a
 // whole LIST of thousands of objects is many requests, and the SLO applies to
 // single-object calls (and to every page).
-func judgeKubeStep(lr measured, slo []sloTarget, budget float64) (s planStep, lists int64, listMs float64) {
-	run := *lr.run
-	run.Ops = append([]results.Op(nil), lr.run.Ops...)
+func judgeKubeStep(lr measure.Measured, slo []plan.Target, budget float64) (s plan.RateStep, lists int64, listMs float64) {
+	run := *lr.Run
+	run.Ops = append([]results.Op(nil), lr.Run.Ops...)
 	var offered float64
 	for i := range run.Ops {
 		offered += run.Ops[i].TargetRPS
@@ -126,7 +127,7 @@ func judgeKubeStep(lr measured, slo []sloTarget, budget float64) (s planStep, li
 			run.Ops[i].TargetRPS = 0
 		}
 	}
-	s = judgeStep(&run, lr.report, slo, budget)
+	s = plan.Judge(&run, lr.Report, slo, budget)
 	s.OfferedRPS = offered
 	if bound := float64(listP99Bound.Milliseconds()); listMs > bound {
 		s.OK = false
@@ -156,7 +157,7 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 	if pf.slo == "" {
 		pf.slo = "p99=" + profiles.DefaultP99.String()
 	}
-	slo, err := parseSLO(pf.slo)
+	slo, err := plan.ParseSLO(pf.slo)
 	switch {
 	case err != nil:
 		return usageErr(err)
@@ -198,8 +199,8 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 		if err != nil {
 			return false, err
 		}
-		if lr.err != nil {
-			return false, fmt.Errorf("step at %d nodes: %w", nodes, lr.err)
+		if lr.Err != nil {
+			return false, fmt.Errorf("step at %d nodes: %w", nodes, lr.Err)
 		}
 		if t.Cluster != nil {
 			// Steps at a 5m compaction interval never compact; the embedded etcd is
@@ -209,13 +210,13 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 			}
 		}
 		s, lists, listMs := judgeKubeStep(lr, slo, pf.errorBudget)
-		s.lr = lr
-		ksj := &kubeStepJSON{Nodes: tr.Nodes, Pods: tr.Pods, planStep: s, Lists: lists, ListP99Ms: listMs}
+		s.Run = lr.Run
+		ksj := &kubeStepJSON{Nodes: tr.Nodes, Pods: tr.Pods, RateStep: s, Lists: lists, ListP99Ms: listMs}
 		steps[nodes] = ksj
 		order = append(order, ksj)
 		return s.OK, nil
 	}
-	good, bad, err := plan.Search(c.Nodes, pf.kube.maxNodes, pf.bisections, bisectResolution, step)
+	good, bad, err := plan.Search(c.Nodes, pf.kube.maxNodes, pf.bisections, plan.BisectResolution, step)
 	if err != nil {
 		return err
 	}
@@ -224,7 +225,12 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 	if g := steps[good]; g != nil {
 		keep = g
 	}
-	run := keep.lr.run
+	run := keep.Run
+	rs := make([]*plan.RateStep, len(order))
+	for i, o := range order {
+		rs[i] = &o.RateStep
+	}
+	run.Steps = plan.StepRuns(rs)
 	run.Diagnosis = &finding.Diagnosis{Verdict: &out.Verdict, Findings: out.Findings}
 	path, werr := a.writeRun(run)
 	out.RunFile = path
@@ -239,7 +245,7 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 
 // kubeResult is the answer in nodes: the smaller of the latency knee and the
 // model's quota limit, what runs out first, and the verdict on the requested size.
-func kubeResult(c plan.KubeCluster, as plan.Assumptions, requested plan.KubeTraffic, slo []sloTarget, order []*kubeStepJSON, good, bad *kubeStepJSON, maxNodes int) kubePlanJSON {
+func kubeResult(c plan.KubeCluster, as plan.Assumptions, requested plan.KubeTraffic, slo []plan.Target, order []*kubeStepJSON, good, bad *kubeStepJSON, maxNodes int) kubePlanJSON {
 	out := kubePlanJSON{SLO: slo, Steps: order, Findings: []finding.Finding{}}
 	k := kubeJSON{Requested: c, NodesAtQuota: requested.NodesAtQuota, ReachedMaxNodes: good != nil && bad == nil,
 		Model: kubeModelJSON{Assumptions: as, Requested: requested, ListP99Ms: float64(listP99Bound.Milliseconds())}}
@@ -248,18 +254,18 @@ func kubeResult(c plan.KubeCluster, as plan.Assumptions, requested plan.KubeTraf
 	if diag == nil {
 		diag = good
 	}
-	if diag != nil && diag.lr.report.Findings != nil {
-		out.Findings = diag.lr.report.Findings
+	if diag != nil && diag.Report.Findings != nil {
+		out.Findings = diag.Report.Findings
 	}
 	var latency string
 	if bad != nil {
-		k.RunsOutFirst = bottleneckOf(&bad.planStep)
-		v.Ranked = bad.lr.report.Verdict.Ranked
-		latency = fmt.Sprintf("at %d nodes it broke: %s; bottleneck %s — %s", bad.Nodes, bad.Broke, k.RunsOutFirst, bad.lr.report.Verdict.Summary)
+		k.RunsOutFirst = bad.RanOut()
+		v.Ranked = bad.Report.Verdict.Ranked
+		latency = fmt.Sprintf("at %d nodes it broke: %s; bottleneck %s — %s", bad.Nodes, bad.Broke, k.RunsOutFirst, bad.Report.Verdict.Summary)
 	}
 	if good != nil {
 		k.LatencyKneeNodes = good.Nodes
-		out.Knee = &kneeJSON{ThroughputRPS: good.ThroughputRPS, OfferedRPS: good.OfferedRPS, P99Ms: good.P99Ms, ReachedMaxRate: bad == nil}
+		out.Knee = &plan.Knee{ThroughputRPS: good.ThroughputRPS, OfferedRPS: good.OfferedRPS, P99Ms: good.P99Ms, ReachedMaxRate: bad == nil}
 	}
 	k.NodesAtKnee = k.LatencyKneeNodes
 	quotaFirst := good != nil && k.NodesAtQuota < k.NodesAtKnee
@@ -312,7 +318,7 @@ func kneeText(k kubeJSON, bad *kubeStepJSON) string {
 	return fmt.Sprintf("%d nodes; at %d: %s", k.LatencyKneeNodes, bad.Nodes, bad.Broke)
 }
 
-func sloString(slo []sloTarget) string {
+func sloString(slo []plan.Target) string {
 	var s []string
 	for _, t := range slo {
 		s = append(s, t.Name+" ≤ "+fmtMs(t.MaxMs))

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // TestPlanFindsKnee ramps check perf's shape up to a small --max-rate with a
@@ -17,7 +19,7 @@ func TestPlanFindsKnee(t *testing.T) {
 	}
 	dir := t.TempDir()
 	r := runBin(t, nil, "plan", "--profile", "check-perf-s", "--slo", "p99=5s", "--start-rate", "50", "--max-rate", "200",
-		"--step-duration", "2s", "--warmup", "0s", "--expected-rps", "50", "--report", filepath.Join(dir, "report"), "-w", "json")
+		"--step-duration", "2s", "--warmup", "0s", "--expected-rps", "50", "--report", filepath.Join(dir, "report"), "--run-file", filepath.Join(dir, "plan.json"), "-w", "json")
 	if r.code != ExitOK && r.code != ExitFail {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -36,6 +38,14 @@ func TestPlanFindsKnee(t *testing.T) {
 	}
 	if out.Curve == nil || len(out.Curve.Points) != len(out.Steps) || out.Curve.Knee < 0 || out.Headroom == nil {
 		t.Errorf("curve %+v headroom %v", out.Curve, out.Headroom)
+	}
+	// The run file keeps every step's run and the plan's own verdict and curve.
+	run, err := results.ReadFile(out.RunFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Steps) != len(out.Steps) || run.Steps[0].Ops[0].TargetRPS != 50 || run.Diagnosis == nil || run.Diagnosis.Curve == nil || run.Diagnosis.Verdict.Summary != out.Verdict.Summary {
+		t.Errorf("run file: %d steps (want %d), diagnosis %+v", len(run.Steps), len(out.Steps), run.Diagnosis)
 	}
 	for _, f := range []string{"report.txt", "report.html", "plots/curve.png"} {
 		if _, err := os.Stat(filepath.Join(dir, "report", f)); err != nil {

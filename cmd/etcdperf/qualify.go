@@ -9,37 +9,19 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/diskprobe"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
+	"github.com/etcdperf/etcdperf/measure"
 	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/qualify"
 	"github.com/etcdperf/etcdperf/results"
 )
 
 // defaultQualifyDuration keeps a qualification practical: long enough for a few
 // thousand requests at the small tier's rate, short enough to run on every new machine.
 const defaultQualifyDuration = 30 * time.Second
-
-// tierLoad is the load qualify offers for a tier: the tier's upper workload bounds
-// from the hardware guide (its limits are exclusive, so this is the heaviest load
-// the tier is sized for). xlarge has no upper bound; it gets etcdctl's xl rate.
-var tierLoad = map[string]struct {
-	rate    float64
-	clients int
-}{
-	"small":  {200, 100},
-	"medium": {1000, 500},
-	"large":  {10000, 1500},
-	"xlarge": {15000, 1500},
-}
-
-// Sequential IOPS the hardware guide asks of the disk: "typically 50 sequential
-// IOPS (e.g., a 7200 RPM disk) is required; for heavily loaded clusters, 500".
-const (
-	iopsTypical = 50
-	iopsHeavy   = 500
-	iopsSource  = "etcd op-guide/hardware.md (disks: 50 sequential IOPS typical, 500 for heavily loaded clusters)"
-)
 
 type qualifyFlags struct {
 	tier     string
@@ -75,27 +57,6 @@ Exit 0 when the host qualifies (for --tier, or for some tier), 1 when it does no
 	return cmd
 }
 
-// qualCriterion is one row of the qualification table.
-type qualCriterion struct {
-	Name     string `json:"name"`
-	Observed string `json:"observed"`
-	Required string `json:"required"`
-	Source   string `json:"source"`
-	// Margin is how far the observed value is past the requirement, as a
-	// fraction of it: positive passes, negative fails; null when not measured.
-	Margin *float64 `json:"margin"`
-	Pass   bool     `json:"pass"`
-}
-
-// tierResult is the grade of the host for one tier.
-type tierResult struct {
-	Tier     string          `json:"tier"`
-	Criteria []qualCriterion `json:"criteria"`
-	// LoadRun says whether the tier's load was run; the load rows are absent otherwise.
-	LoadRun bool `json:"load_run"`
-	Pass    bool `json:"pass"`
-}
-
 func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 	dir := a.conn.dataDir
 	switch {
@@ -103,7 +64,7 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 		return usageErr(errors.New("qualify grades this host with its own embedded etcd; drop --endpoints"))
 	case dir == "":
 		return usageErr(errors.New("--data-dir is required: a folder on the disk etcd's data would live on"))
-	case qf.tier != "" && tierByName(qf.tier) == nil:
+	case qf.tier != "" && qualify.TierByName(qf.tier) == nil:
 		return usageErr(fmt.Errorf("--tier %q: want small, medium, large or xlarge", qf.tier))
 	case qf.duration <= 0:
 		return usageErr(fmt.Errorf("--duration must be positive, got %s", qf.duration))
@@ -129,53 +90,28 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 		return fmt.Errorf("disk probe: %w", err)
 	}
 
-	// Tiers to try, highest first: the asked one, or every tier down from the
-	// highest whose static criteria pass (small when none do, to show why).
-	var order []hardware.Tier
-	if qf.tier != "" {
-		order = []hardware.Tier{*tierByName(qf.tier)}
+	res, run, err := qualify.Run(qf.tier, host, disk, qf.p99, func(tier hardware.Tier) (*results.Run, analyze.Report, error) {
+		lr, err := a.qualifyLoad(cmd, dir, tier, qf)
+		return lr.Run, lr.Report, err
+	})
+	if err != nil {
+		return err
+	}
+	out := qualifyJSON{Result: res, Host: host, Disk: withoutHists(disk), Ops: []benchOpJSON{}}
+	diag := &finding.Diagnosis{}
+	if run != nil {
+		out.Ops = newBenchJSON(run, "").Ops
+		if run.Diagnosis != nil {
+			diag = run.Diagnosis
+		}
 	} else {
-		start := 0
-		for i := len(hardware.Tiers) - 1; i > 0; i-- {
-			if allPass(staticCriteria(host, disk, hardware.Tiers[i])) {
-				start = i
-				break
-			}
-		}
-		for i := start; i >= 0; i-- {
-			order = append(order, hardware.Tiers[i])
-		}
-	}
-
-	var out qualifyJSON
-	var last measured
-	for _, tier := range order {
-		tr := tierResult{Tier: tier.Name, Criteria: staticCriteria(host, disk, tier)}
-		if allPass(tr.Criteria) || qf.tier != "" || len(out.Tiers) == 0 {
-			lr, err := a.qualifyLoad(cmd, dir, tier, qf)
-			if err != nil {
-				return err
-			}
-			last = lr
-			tr.LoadRun = true
-			tr.Criteria = append(tr.Criteria, loadCriteria(lr, tier, qf.p99)...)
-		}
-		tr.Pass = allPass(tr.Criteria)
-		out.Tiers = append(out.Tiers, tr)
-		if tr.Pass {
-			out.QualifiedTier = tier.Name
-			break
-		}
-	}
-	out.finish(qf.tier, host, disk, last)
-	run := last.run
-	if run == nil {
 		run = a.newRun(cmd, "qualify", nil)
 	}
 	run.Command = "qualify"
 	run.Host = host
 	run.Disk = []results.DiskResult{disk}
-	run.Diagnosis = last.report.Diagnosis()
+	// The run file keeps qualify's own verdict, with the last load run's findings.
+	run.Diagnosis = diag
 	run.Diagnosis.Verdict = &out.Verdict
 	path, werr := a.writeRun(run)
 	out.RunFile = path
@@ -190,19 +126,19 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 
 // qualifyLoad runs the tier's load on an embedded etcd whose data lives in a
 // folder of its own inside dir, removed afterwards.
-func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf *qualifyFlags) (measured, error) {
+func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf *qualifyFlags) (measure.Measured, error) {
 	e, err := profiles.Load("check-perf-s")
 	if err != nil {
-		return measured{}, err
+		return measure.Measured{}, err
 	}
 	p := *e.Profile
-	load := tierLoad[tier.Name]
-	p.Name, p.Rate, p.Clients, p.Connections = "qualify-"+tier.Name, load.rate, load.clients, load.clients
+	load := qualify.TierLoad(tier)
+	p.Name, p.Rate, p.Clients, p.Connections = "qualify-"+tier.Name, load.Rate, load.Clients, load.Clients
 	p.Duration, p.Warmup = profiles.Duration(qf.duration), 0
-	p.Description = fmt.Sprintf("the %s tier's load: %g puts/s of 1 KiB from %d clients", tier.Name, load.rate, load.clients)
+	p.Description = fmt.Sprintf("the %s tier's load: %g puts/s of 1 KiB from %d clients", tier.Name, load.Rate, load.Clients)
 	sub, err := os.MkdirTemp(dir, ".etcdperf-qualify-")
 	if err != nil {
-		return measured{}, fmt.Errorf("data dir: %w", err)
+		return measure.Measured{}, fmt.Errorf("data dir: %w", err)
 	}
 	defer os.RemoveAll(sub)
 	saved := a.conn.dataDir
@@ -211,187 +147,26 @@ func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf
 	ctx := cmd.Context()
 	t, clis, release, err := a.openLoad(ctx, max(p.Connections, 1))
 	if err != nil {
-		return measured{}, err
+		return measure.Measured{}, err
 	}
 	defer release()
 	lr, err := a.runProfile(ctx, cmd, "qualify", t, clis, &p, defaultCheckPrefix, false)
 	if err != nil {
-		return measured{}, err
+		return measure.Measured{}, err
 	}
-	if lr.err != nil {
-		return measured{}, fmt.Errorf("%s load: %w", tier.Name, lr.err)
+	if lr.Err != nil {
+		return measure.Measured{}, fmt.Errorf("%s load: %w", tier.Name, lr.Err)
 	}
 	return lr, nil
 }
 
-func tierByName(name string) *hardware.Tier {
-	for i := range hardware.Tiers {
-		if hardware.Tiers[i].Name == name {
-			return &hardware.Tiers[i]
-		}
-	}
-	return nil
-}
-
-func tierIndex(name string) int {
-	for i, t := range hardware.Tiers {
-		if t.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-// memorySlack accepts an "8 GB" machine that reports a little less after the
-// kernel and firmware take theirs (as hardware.HostTier does).
-const memorySlack = 0.9
-
-// staticCriteria grades what needs no load: CPUs, memory, fdatasync p99 and
-// sequential IOPS of the probe.
-func staticCriteria(h *results.Host, disk results.DiskResult, t hardware.Tier) []qualCriterion {
-	cpus := h.EffectiveCPUs()
-	iops := float64(iopsTypical)
-	if tierIndex(t.Name) >= tierIndex("large") {
-		iops = iopsHeavy
-	}
-	rule := diskprobe.RuleWAL
-	return []qualCriterion{
-		higher("CPU", fmt.Sprintf("%g CPUs", cpus), cpus, fmt.Sprintf("≥ %d CPUs", t.CPUs), float64(t.CPUs), hardware.TiersSource, cpus > 0),
-		higher("memory", fmt.Sprintf("%.1f GB", float64(h.MemoryBytes)/1e9), float64(h.MemoryBytes),
-			fmt.Sprintf("≥ %d GB (%.0f%% accepted)", t.MemoryBytes/1e9, memorySlack*100), memorySlack*float64(t.MemoryBytes), hardware.TiersSource, h.MemoryBytes > 0),
-		lower("disk fdatasync p99", fmtMs(disk.Fdatasync.P99), disk.Fdatasync.P99, "< "+fmtMs(rule.LimitMs), rule.LimitMs, rule.Source, disk.Fdatasyncs > 0, true),
-		higher("sequential IOPS", fmt.Sprintf("%.0f", disk.IOPS), disk.IOPS, fmt.Sprintf("≥ %.0f", iops), iops, iopsSource, disk.Writes > 0),
-	}
-}
-
-// loadCriteria grades the tier's load run: the rate achieved, the p99, and the
-// analyzer's findings.
-func loadCriteria(lr measured, t hardware.Tier, p99 time.Duration) []qualCriterion {
-	load := tierLoad[t.Name]
-	var got, worst float64
-	for _, op := range lr.run.Ops {
-		if op.TargetRPS > 0 {
-			got += op.ThroughputRPS
-			worst = max(worst, op.Latency.P99)
-		}
-	}
-	limit := float64(p99) / float64(time.Millisecond)
-	need := 0.95 * load.rate
-	var fails []string
-	for _, f := range lr.report.Findings {
-		if f.Severity == finding.Fail {
-			fails = append(fails, string(f.Class))
-		}
-	}
-	diag := qualCriterion{Name: "diagnosis", Observed: "no signal graded fail", Required: "no signal graded fail",
-		Source: "etcdperf analyzer (rules cite their sources)", Pass: len(fails) == 0}
-	if len(fails) > 0 {
-		diag.Observed = "fail: " + strings.Join(fails, ", ")
-	}
-	return []qualCriterion{
-		higher("achieved load", fmt.Sprintf("%.0f req/s", got), got, fmt.Sprintf("≥ %.0f req/s (95%% of %g, %d clients)", need, load.rate, load.clients), need,
-			hardware.TiersSource+" (tier workload bounds); etcdperf validity rule (95%)", len(lr.run.Ops) > 0),
-		lower("latency p99", fmtMs(worst), worst, "≤ "+fmtMs(limit), limit, profiles.DefaultP99Source, len(lr.run.Ops) > 0, false),
-		diag,
-	}
-}
-
-// higher builds a row where more is better; measured says whether obs is known.
-func higher(name, obsText string, obs float64, reqText string, req float64, src string, measured bool) qualCriterion {
-	c := qualCriterion{Name: name, Observed: obsText, Required: reqText, Source: src}
-	if measured && req > 0 {
-		m := obs/req - 1
-		c.Margin, c.Pass = &m, obs >= req
-	}
-	return c
-}
-
-// lower builds a row where less is better; strict requires obs < req, else obs ≤ req.
-func lower(name, obsText string, obs float64, reqText string, req float64, src string, measured, strict bool) qualCriterion {
-	c := qualCriterion{Name: name, Observed: obsText, Required: reqText, Source: src}
-	if measured && req > 0 {
-		m := 1 - obs/req
-		c.Margin, c.Pass = &m, obs < req || (!strict && obs == req)
-	}
-	return c
-}
-
-func allPass(cs []qualCriterion) bool {
-	for _, c := range cs {
-		if !c.Pass {
-			return false
-		}
-	}
-	return true
-}
-
 // qualifyJSON is qualify's -w json object.
 type qualifyJSON struct {
-	Verdict       finding.Verdict    `json:"verdict"`
-	Findings      []finding.Finding  `json:"findings"`
-	QualifiedTier string             `json:"qualified_tier"` // "" when none
-	Tiers         []tierResult       `json:"tiers"`
-	Disk          results.DiskResult `json:"disk"`
-	Host          *results.Host      `json:"host"`
-	Ops           []benchOpJSON      `json:"ops"`
-	RunFile       string             `json:"run_file"`
-}
-
-// finish fills the verdict: pass when the host qualifies for the asked tier (or
-// for any, when none was asked); the bottleneck is the first failing criterion's
-// resource of the highest tier tried.
-func (q *qualifyJSON) finish(asked string, host *results.Host, disk results.DiskResult, last measured) {
-	q.Host, q.Disk = host, withoutHists(disk)
-	q.Findings = last.report.Findings
-	if q.Findings == nil {
-		q.Findings = []finding.Finding{}
-	}
-	q.Ops = []benchOpJSON{}
-	if last.run != nil {
-		q.Ops = newBenchJSON(last.run, "").Ops
-	}
-	q.Verdict = finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
-	if q.QualifiedTier == "" || (asked != "" && q.QualifiedTier != asked) {
-		q.Verdict.Status = finding.StatusFail
-	}
-	top := q.Tiers[0]
-	var short []string
-	for _, c := range top.Criteria {
-		if !c.Pass {
-			short = append(short, fmt.Sprintf("%s %s (needs %s)", c.Name, c.Observed, c.Required))
-			if q.Verdict.Bottleneck == finding.BottleneckNone {
-				q.Verdict.Bottleneck = criterionClass(c.Name, last)
-			}
-		}
-	}
-	switch {
-	case q.Verdict.Status == finding.StatusPass && len(short) == 0:
-		q.Verdict.Summary = fmt.Sprintf("pass: this host qualifies for the %s tier", q.QualifiedTier)
-	case q.Verdict.Status == finding.StatusPass:
-		q.Verdict.Summary = fmt.Sprintf("pass: this host qualifies for the %s tier; not for %s: %s", q.QualifiedTier, top.Tier, strings.Join(short, "; "))
-	case q.QualifiedTier != "":
-		q.Verdict.Summary = fmt.Sprintf("fail: not %s (%s); this host qualifies for %s", top.Tier, strings.Join(short, "; "), q.QualifiedTier)
-	default:
-		q.Verdict.Summary = fmt.Sprintf("fail: this host does not qualify for %s: %s", top.Tier, strings.Join(short, "; "))
-	}
-}
-
-// criterionClass names the resource behind a failed criterion.
-func criterionClass(name string, last measured) string {
-	switch name {
-	case "CPU":
-		return string(finding.ClassCPU)
-	case "memory":
-		return string(finding.ClassMemory)
-	case "disk fdatasync p99", "sequential IOPS":
-		return string(finding.ClassDisk)
-	}
-	for _, f := range last.report.Findings {
-		if f.Severity == finding.Fail && !f.Class.Context() {
-			return string(f.Class)
-		}
-	}
-	return finding.BottleneckNone
+	qualify.Result
+	Disk    results.DiskResult `json:"disk"`
+	Host    *results.Host      `json:"host"`
+	Ops     []benchOpJSON      `json:"ops"`
+	RunFile string             `json:"run_file"`
 }
 
 func (a *app) printQualify(q qualifyJSON) error {
@@ -414,7 +189,7 @@ func (a *app) printQualify(q qualifyJSON) error {
 			if c.Margin != nil {
 				margin = fmt.Sprintf("%+.0f%%", *c.Margin*100)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Observed, c.Required, margin, passText(c.Pass), c.Source)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Observed, c.Threshold, margin, passText(c.Pass), c.Source)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

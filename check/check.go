@@ -1,4 +1,8 @@
-package main
+// Package check holds check's two verdicts on a load run: etcdctl check perf's
+// own pass rule (Compat, for --compat) and etcdperf's default verdict (Default),
+// which grades percentiles, errors and the achieved rate and fails when the
+// analyzer graded any signal fail.
+package check
 
 import (
 	"fmt"
@@ -10,6 +14,7 @@ import (
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // etcdctl check perf's pass rule, from etcd 3.6.16 etcdctl/ctlv3/command/check.go:
@@ -24,8 +29,8 @@ const (
 	compatSource          = "etcd 3.6.16 etcdctl/ctlv3/command/check.go (check perf pass rule)"
 )
 
-// compatVerdict is etcdctl check perf's verdict on a run.
-type compatVerdict struct {
+// CompatVerdict is etcdctl check perf's verdict on a run.
+type CompatVerdict struct {
 	Status        string   `json:"status"` // pass | fail
 	Errors        int64    `json:"errors"`
 	ThroughputRPS float64  `json:"throughput_rps"`
@@ -36,14 +41,14 @@ type compatVerdict struct {
 	Rule          string   `json:"rule"`
 }
 
-// compatRule applies etcdctl's rule to the paced ops of run (watch events are
+// Compat applies etcdctl's rule to the paced ops of run (watch events are
 // not requests), using service time as etcdctl times requests. Slowest and
 // stddev are etcdctl's exact figures over the successful requests (the run's
 // ServiceOK moments, merged exactly over ops); a run file from before they were
 // kept falls back to the service histogram, errors included, whose max is its
 // bucket's top.
-func compatRule(run *results.Run) (compatVerdict, error) {
-	v := compatVerdict{Status: finding.StatusPass,
+func Compat(run *results.Run) (CompatVerdict, error) {
+	v := CompatVerdict{Status: finding.StatusPass,
 		Rule: "no errors, throughput > 90% of target, slowest ≤ 500 ms, stddev ≤ 100 ms (service time of the successful requests; " + compatSource + ")"}
 	svc := results.NewHist()
 	var exact results.Moments
@@ -91,23 +96,14 @@ func compatRule(run *results.Run) (compatVerdict, error) {
 	return v, nil
 }
 
-// criterion is one rule of etcdperf's default check verdict.
-type criterion struct {
-	Name      string `json:"name"`
-	Observed  string `json:"observed"`
-	Threshold string `json:"threshold"`
-	Source    string `json:"source"`
-	Pass      bool   `json:"pass"`
-}
-
-// defaultVerdict is etcdperf's verdict: every paced op's p99 response time
+// Default is etcdperf's verdict: every paced op's p99 response time
 // within p99, no errors, the target rate achieved (bench's 95% validity rule),
 // and no signal the analyzer graded fail. A generator saturated on its own (the
 // analyzer's client class) makes the run invalid; otherwise a failure names the
 // bottleneck the analyzer found.
-func defaultVerdict(run *results.Run, rep analyze.Report, p99 time.Duration, p99Source string) (finding.Verdict, []criterion) {
+func Default(run *results.Run, rep analyze.Report, p99 time.Duration, p99Source string) (finding.Verdict, []finding.Criterion) {
 	limit := float64(p99) / float64(time.Millisecond)
-	var crit []criterion
+	var crit []finding.Criterion
 	var errs int64
 	var got, want float64
 	for _, op := range run.Ops {
@@ -117,16 +113,14 @@ func defaultVerdict(run *results.Run, rep analyze.Report, p99 time.Duration, p99
 		errs += op.Errors
 		got += op.ThroughputRPS
 		want += op.TargetRPS
-		crit = append(crit, criterion{
-			Name: op.Op + " p99 response time", Observed: fmtMs(op.Latency.P99), Threshold: "≤ " + fmtMs(limit),
-			Source: p99Source + "; response time counts from the intended start (open loop)", Pass: op.Latency.P99 <= limit,
-		})
+		crit = append(crit, finding.Lower(op.Op+" p99 response time", units.Ms(op.Latency.P99), op.Latency.P99, "≤ "+units.Ms(limit), limit,
+			p99Source+"; response time counts from the intended start (open loop)", true, false))
 	}
 	crit = append(crit,
-		criterion{Name: "errors", Observed: strconv.FormatInt(errs, 10), Threshold: "0", Source: "etcdctl check perf (any error fails)", Pass: errs == 0},
-		criterion{Name: "achieved rate", Observed: fmt.Sprintf("%.1f req/s of %g (%.0f%%)", got, want, 100*safeDiv(got, want)),
-			Threshold: fmt.Sprintf("≥ %.0f%% of target", 100*bench.ValidRateFraction), Source: "etcdperf measurement rules (DESIGN.md: under 95% of the target rate a run is invalid)",
-			Pass: want > 0 && got >= bench.ValidRateFraction*want},
+		finding.Criterion{Name: "errors", Observed: strconv.FormatInt(errs, 10), Threshold: "0", Source: "etcdctl check perf (any error fails)", Pass: errs == 0},
+		finding.Higher("achieved rate", fmt.Sprintf("%.1f req/s of %g (%.0f%%)", got, want, 100*safeDiv(got, want)), got,
+			fmt.Sprintf("≥ %.0f%% of target", 100*bench.ValidRateFraction), bench.ValidRateFraction*want,
+			"etcdperf measurement rules (DESIGN.md: under 95% of the target rate a run is invalid)", want > 0),
 	)
 	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
 	var failed []string
@@ -169,7 +163,7 @@ func defaultVerdict(run *results.Run, rep analyze.Report, p99 time.Duration, p99
 			parts = append(parts, "fail: the load was served within its objectives, but a signal was graded fail")
 		}
 	default:
-		parts = append(parts, fmt.Sprintf("pass: p99 within %s, no errors, target rate achieved, no signal over its fail threshold", fmtMs(limit)))
+		parts = append(parts, fmt.Sprintf("pass: p99 within %s, no errors, target rate achieved, no signal over its fail threshold", units.Ms(limit)))
 	}
 	for i, f := range fails {
 		lead := "also failing"
@@ -185,33 +179,9 @@ func defaultVerdict(run *results.Run, rep analyze.Report, p99 time.Duration, p99
 	return v, crit
 }
 
-// allLoopback reports whether every endpoint is on this host.
-func allLoopback(eps []string) bool {
-	if len(eps) == 0 {
-		return false
-	}
-	for _, ep := range eps {
-		h := ep
-		if i := strings.Index(h, "://"); i >= 0 {
-			h = h[i+3:]
-		}
-		if i := strings.LastIndex(h, ":"); i >= 0 {
-			h = h[:i]
-		}
-		if h != "localhost" && h != "127.0.0.1" && h != "[::1]" && !strings.HasPrefix(h, "127.") {
-			return false
-		}
-	}
-	return true
-}
-
 func safeDiv(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
 	return a / b
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
-
-func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

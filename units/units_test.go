@@ -1,0 +1,27 @@
+package units
+
+import "testing"
+
+func TestMs(t *testing.T) {
+	for in, want := range map[float64]string{250: "250ms", 12.46: "12.5ms", 0.18: "0.180ms", 100: "100ms", 9.9996: "10.000ms"} {
+		if got := Ms(in); got != want {
+			t.Errorf("Ms(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestBytes(t *testing.T) {
+	for in, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 8 << 30: "8.0 GiB", -2048: "-2.0 KiB"} {
+		if got := Bytes(in); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	for in, want := range map[float64]string{950: "950", 12345: "12.3k", 4.5e6: "4.5M", 2e9: "2.0G"} {
+		if got := Count(in); got != want {
+			t.Errorf("Count(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
