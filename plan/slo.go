@@ -1,9 +1,8 @@
-// Package plan finds the knee of a cluster: the highest load of a profile's shape
-// it sustains within a latency SLO. Ramp drives a step function (one load run at
-// one rate) from a start rate, doubling until a step breaks, then bisects between
-// the last good and the first broken rate; Judge decides whether a step held;
-// NewResult builds the verdict, the knee, the headroom and the curve. The
-// datascale projections (keys that fit in the quota, in memory) live here too.
+// Ramp drives a step function (one load run at one rate) from a start rate,
+// doubling until a step breaks, then bisects between the last good and the first
+// broken rate; Judge decides whether a step held; NewResult builds the verdict,
+// the knee, the headroom and the curve. The datascale projections live here too.
+
 package plan
 
 import (
