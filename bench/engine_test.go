@@ -218,3 +218,11 @@ func TestStartAtAfterSetup(t *testing.T) {
 		t.Errorf("cancelled wait: %v", err)
 	}
 }
+
+// TestHotLoopAllocationFree: a successful request costs the engine no
+// allocation (codeOf used to allocate on every call, errors.As's target escaping).
+func TestHotLoopAllocationFree(t *testing.T) {
+	if n := testing.AllocsPerRun(1000, func() { _ = codeOf(nil) }); n != 0 {
+		t.Errorf("codeOf(nil) allocates %g times", n)
+	}
+}
