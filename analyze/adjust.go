@@ -51,6 +51,32 @@ var riskClasses = []finding.Class{finding.ClassDisk, finding.ClassCPU, finding.C
 func adjust(evs map[finding.Class][]graded, in *Input) {
 	capFollowers(evs, in)
 	corroborateDisk(evs)
+	explainRest(evs, in)
+}
+
+// explainRest: the replication wait is what a write's latency leaves once the
+// client round trip and the leader's own fsync and apply (their p50s) are taken
+// off. Behind a leader whose disk or CPU is slow, writes queue for the next fsync
+// or for a CPU, and that queueing lands in the same rest: it is then not read as
+// the network.
+func explainRest(evs map[finding.Class][]graded, in *Input) {
+	why := ""
+	for _, cl := range []finding.Class{finding.ClassDisk, finding.ClassCPU} {
+		for _, g := range evs[cl] {
+			if g.e.Severity.Bad() && (g.win == nil || g.win == in.Leader) && why == "" {
+				why = string(cl)
+			}
+		}
+	}
+	if why == "" {
+		return
+	}
+	for _, g := range evs[finding.ClassNetwork] {
+		if strings.HasPrefix(g.e.Signal, "replication wait") && g.e.Severity.Bad() {
+			g.e.Severity = finding.OK
+			g.e.Observed += "; the leader's " + why + " is graded slow, so the rest is queueing behind it, not the network"
+		}
+	}
 }
 
 // capFollowers turns a fail on followers into a warning when the members left

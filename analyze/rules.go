@@ -151,7 +151,7 @@ var Rules = []Rule{
 		Advice: "The pacer itself fires late: the generator's machine is overloaded.",
 		Eval:   pacingRule},
 	{Class: finding.ClassClient, Signal: "late starts / requests",
-		Threshold: "ok < 1%; warn ≥ 1% (never fail alone: a slow server also delays starts)", Source: srcLateStarts,
+		Threshold: "ok < 1%; warn ≥ 1% with the generator shown busy (pacer lag p99 ≥ 20 ms or its CPU ≥ 70%); never fail alone: a slow server also delays starts", Source: srcLateStarts,
 		Advice: "Requests started late: add workers (--clients) or find what slows the server.",
 		Eval:   lateStartRule},
 

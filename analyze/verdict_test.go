@@ -170,3 +170,24 @@ func findingIn(rep Report, c finding.Class) finding.Finding {
 	}
 	return finding.Finding{}
 }
+
+// TestExplainRest: behind a leader whose disk is graded slow, the unexplained rest
+// of a write is queueing for the next fsync, not the replication round.
+func TestExplainRest(t *testing.T) {
+	leader, follower := &Window{Member: "a"}, &Window{Member: "b"}
+	disk := finding.Evidence{Signal: "wal fsync p99", Severity: finding.Fail}
+	rep := finding.Evidence{Signal: "replication wait / client p50", Severity: finding.Fail}
+	evs := map[finding.Class][]graded{finding.ClassDisk: {{&disk, leader}}, finding.ClassNetwork: {{&rep, nil}}}
+	explainRest(evs, &Input{Leader: leader, Members: []*Window{leader, follower}})
+	if rep.Severity != finding.OK || !strings.Contains(rep.Observed, "queueing") {
+		t.Errorf("replication wait %s %q, want ok: queueing behind the leader's disk", rep.Severity, rep.Observed)
+	}
+	// A slow follower's disk does not explain it.
+	disk2 := finding.Evidence{Signal: "wal fsync p99", Severity: finding.Fail}
+	rep2 := finding.Evidence{Signal: "replication wait / client p50", Severity: finding.Fail}
+	evs = map[finding.Class][]graded{finding.ClassDisk: {{&disk2, follower}}, finding.ClassNetwork: {{&rep2, nil}}}
+	explainRest(evs, &Input{Leader: leader, Members: []*Window{leader, follower}})
+	if rep2.Severity != finding.Fail {
+		t.Errorf("replication wait %s with only a follower slow, want fail", rep2.Severity)
+	}
+}

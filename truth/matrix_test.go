@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/internal/faults"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 var (
@@ -37,7 +37,8 @@ type outcome struct {
 	skipped    string
 	err        string
 	wall       time.Duration
-	// pressure is the host's CPU pressure over the run (PSI some share); -1 unknown.
+	// pressure is the host's CPU pressure over the measured window (PSI some
+	// share, from the run file); -1 unknown.
 	pressure float64
 }
 
@@ -185,12 +186,8 @@ func (h *harness) run(t *testing.T, o *outcome) {
 	cmd.Env = append(os.Environ(), "TMPDIR="+env.dataDir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	psi := hardware.StartCPUPressure(os.DirFS("/"))
 	err := cmd.Run()
 	o.pressure = -1
-	if p, ok := psi.Share(); ok {
-		o.pressure = p
-	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -210,6 +207,10 @@ func (h *harness) run(t *testing.T, o *outcome) {
 		}
 	}
 	t.Logf("etcdperf %s → exit %d (host CPU pressure %.0f%%): %s", strings.Join(args, " "), code, o.pressure*100, o.summary)
+	// The host's CPU pressure over the measured window, as the analyzer saw it.
+	if run, err := results.ReadFile(out.RunFile); err == nil && run.HostCPUPressure != nil {
+		o.pressure = *run.HostCPUPressure
+	}
 	if *recordDir != "" && out.RunFile != "" {
 		if err := record(*recordDir, sc, out.RunFile, env.graded); err != nil {
 			t.Logf("record fixtures: %v", err)

@@ -90,11 +90,11 @@ func scenarios() []*scenario {
 		mild bool
 	}{{1000, true}, {200, true}, {80, false}} {
 		add(&scenario{name: fmt.Sprintf("disk/1m/iops=%d", d.iops), class: finding.ClassDisk, mild: d.mild, args: putOpen,
-			setup: throttle(1, "", d.iops), fixture: !d.mild})
+			setup: throttle(1, "", d.iops), fixture: d.iops == 80})
+		add(&scenario{name: fmt.Sprintf("disk/3m/leader/iops=%d", d.iops), class: finding.ClassDisk, mild: d.mild, args: putOpen,
+			setup: throttle(3, "leader", d.iops)})
 	}
-	for _, where := range []string{"leader", "follower"} {
-		add(&scenario{name: "disk/3m/" + where + "/iops=80", class: finding.ClassDisk, args: putOpen, setup: throttle(3, where, 80)})
-	}
+	add(&scenario{name: "disk/3m/follower/iops=80", class: finding.ClassDisk, args: putOpen, setup: throttle(3, "follower", 80)})
 
 	// cpu: the member under a CFS quota, a closed loop that wants all it can get.
 	cpuLoad := cat([]string{"bench", "put", "--clients", "8"}, dur)
@@ -104,10 +104,10 @@ func scenarios() []*scenario {
 	}{{0.5, true}, {0.25, false}, {0.1, false}} {
 		add(&scenario{name: fmt.Sprintf("cpu/1m/quota=%.2f", q.cores), class: finding.ClassCPU, mild: q.mild, args: cpuLoad,
 			setup: cpuQuota(1, "", q.cores), fixture: q.cores == 0.1})
+		add(&scenario{name: fmt.Sprintf("cpu/3m/leader/quota=%.2f", q.cores), class: finding.ClassCPU, mild: q.mild, args: cpuLoad,
+			setup: cpuQuota(3, "leader", q.cores)})
 	}
-	for _, where := range []string{"leader", "follower"} {
-		add(&scenario{name: "cpu/3m/" + where + "/quota=0.10", class: finding.ClassCPU, args: cpuLoad, setup: cpuQuota(3, where, 0.1)})
-	}
+	add(&scenario{name: "cpu/3m/follower/quota=0.10", class: finding.ClassCPU, args: cpuLoad, setup: cpuQuota(3, "follower", 0.1)})
 
 	// memory: a limit at a multiple of the working set (under it etcd is killed, not slowed).
 	memLoad := cat([]string{"bench", "put", "--val-size", "32768", "--rate", "20", "--clients", "4"}, dur)
@@ -121,16 +121,16 @@ func scenarios() []*scenario {
 
 	// value size: the workload itself.
 	for _, v := range []int{80_000, 300_000, 1_000_000} {
-		add(&scenario{name: fmt.Sprintf("value-size/1m/%dB", v), class: finding.ClassValueSize,
-			args: cat([]string{"bench", "put", "--val-size", fmt.Sprint(v), "--rate", "20", "--clients", "4"}, dur), setup: plain(1), fixture: v == 300_000})
+		args := cat([]string{"bench", "put", "--val-size", fmt.Sprint(v), "--rate", "20", "--clients", "4"}, dur)
+		add(&scenario{name: fmt.Sprintf("value-size/1m/%dB", v), class: finding.ClassValueSize, args: args, setup: plain(1), fixture: v == 300_000})
+		add(&scenario{name: fmt.Sprintf("value-size/3m/%dB", v), class: finding.ClassValueSize, args: args, setup: plain(3)})
 	}
-	add(&scenario{name: "value-size/3m/300000B", class: finding.ClassValueSize,
-		args: cat([]string{"bench", "put", "--val-size", "300000", "--rate", "20", "--clients", "4"}, dur), setup: plain(3)})
 
 	// range size: ranges over many keys (the widest responses exceed gRPC's 4 MiB default).
 	for _, k := range []int{2_000, 12_000, 40_000} {
-		add(&scenario{name: fmt.Sprintf("range-size/1m/%dkeys", k), class: finding.ClassRangeSize,
-			args: cat([]string{"bench", "range", "--keys", fmt.Sprint(k), "--range-width", fmt.Sprint(k), "--clients", "1"}, dur), setup: plain(1), fixture: k == 12_000})
+		args := cat([]string{"bench", "range", "--keys", fmt.Sprint(k), "--range-width", fmt.Sprint(k), "--clients", "1"}, dur)
+		add(&scenario{name: fmt.Sprintf("range-size/1m/%dkeys", k), class: finding.ClassRangeSize, args: args, setup: plain(1), fixture: k == 12_000})
+		add(&scenario{name: fmt.Sprintf("range-size/3m/%dkeys", k), class: finding.ClassRangeSize, args: args, setup: plain(3)})
 	}
 
 	// quota: --quota-backend-bytes against ~18 MB of 60,000-byte values.
@@ -139,20 +139,22 @@ func scenarios() []*scenario {
 		mib  int
 		mild bool
 	}{{64, true}, {16, false}, {6, false}} {
-		add(&scenario{name: fmt.Sprintf("quota/1m/%dMiB", q.mib), class: finding.ClassQuota, mild: q.mild, args: quotaLoad,
-			setup: withArgs(1, "--quota-backend-bytes", fmt.Sprint(q.mib<<20))})
+		for _, n := range []int{1, 3} {
+			add(&scenario{name: fmt.Sprintf("quota/%dm/%dMiB", n, q.mib), class: finding.ClassQuota, mild: q.mild, args: quotaLoad,
+				setup: withArgs(n, "--quota-backend-bytes", fmt.Sprint(q.mib<<20))})
+		}
 	}
-	add(&scenario{name: "quota/3m/6MiB", class: finding.ClassQuota, args: quotaLoad, setup: withArgs(3, "--quota-backend-bytes", fmt.Sprint(6<<20))})
 
 	// network: a delay proxy between client and leader, each way.
 	for _, d := range []struct {
 		ms   int
 		mild bool
 	}{{1, true}, {5, false}, {25, false}} {
-		add(&scenario{name: fmt.Sprintf("network/1m/client-delay=%dms", d.ms), class: finding.ClassNetwork, mild: d.mild, args: putOpen,
-			setup: clientDelay(1, time.Duration(d.ms)*time.Millisecond)})
+		for _, n := range []int{1, 3} {
+			add(&scenario{name: fmt.Sprintf("network/%dm/client-delay=%dms", n, d.ms), class: finding.ClassNetwork, mild: d.mild, args: putOpen,
+				setup: clientDelay(n, time.Duration(d.ms)*time.Millisecond)})
+		}
 	}
-	add(&scenario{name: "network/3m/client-delay=5ms", class: finding.ClassNetwork, args: putOpen, setup: clientDelay(3, 5*time.Millisecond)})
 
 	// network: a delay proxy in front of a member's peer URL. On the leader every
 	// write's replication pays it; on a follower the other follower keeps the
