@@ -82,13 +82,35 @@ func (o *outcome) judge() (ok bool, alarms []string) {
 		return o.status == finding.StatusPass && o.bottleneck == finding.BottleneckNone && len(alarms) == 0, alarms
 	}
 	for c, s := range o.bad {
-		if s == finding.Fail && c != sc.class && !c.Context() && !busyClass(c) {
+		if s == finding.Fail && c != sc.class && !c.Context() && !busyClass(c) && !consequence(sc.class, c) {
 			alarms = append(alarms, fmt.Sprintf("%s fail", c))
 		}
 	}
 	sort.Strings(alarms)
 	named := o.bottleneck == string(sc.class) || (sc.mild && o.bottleneck == finding.BottleneckNone)
 	return named && len(alarms) == 0, alarms
+}
+
+// consequences are the classes a fault of one class really loads, so that their
+// failing too is no false alarm: large values make the WAL write (and replicate)
+// megabytes per request, wide ranges cost the member CPU to serialise, a starved
+// CPU inflates fsync timings (the analyzer caps those itself, see adjust.go), and
+// memory pressure evicts the page cache the disk reads from. The verdict must
+// still name the fault's own class first.
+var consequences = map[finding.Class][]finding.Class{
+	finding.ClassValueSize: {finding.ClassDisk, finding.ClassNetwork, finding.ClassMemory},
+	finding.ClassRangeSize: {finding.ClassCPU},
+	finding.ClassCPU:       {finding.ClassDisk},
+	finding.ClassMemory:    {finding.ClassDisk},
+}
+
+func consequence(fault, c finding.Class) bool {
+	for _, x := range consequences[fault] {
+		if x == c {
+			return true
+		}
+	}
+	return false
 }
 
 // TestMatrix runs every scenario one after the other (they share the machine's two
@@ -206,11 +228,11 @@ func (h *harness) run(t *testing.T, o *outcome) {
 			o.bad[f.Class] = f.Severity
 		}
 	}
-	t.Logf("etcdperf %s → exit %d (host CPU pressure %.0f%%): %s", strings.Join(args, " "), code, o.pressure*100, o.summary)
 	// The host's CPU pressure over the measured window, as the analyzer saw it.
 	if run, err := results.ReadFile(out.RunFile); err == nil && run.HostCPUPressure != nil {
 		o.pressure = *run.HostCPUPressure
 	}
+	t.Logf("etcdperf %s → exit %d (host CPU pressure %.0f%%): %s", strings.Join(args, " "), code, o.pressure*100, o.summary)
 	if *recordDir != "" && out.RunFile != "" {
 		if err := record(*recordDir, sc, out.RunFile, env.graded); err != nil {
 			t.Logf("record fixtures: %v", err)

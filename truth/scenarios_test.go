@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -190,9 +191,20 @@ func (e *runEnv) close() {
 	}
 }
 
-// start starts n members as processes of their own in the scenario's folder.
+// start starts n members as processes of their own in the scenario's folder. A
+// start that fails is tried again in a fresh folder, twice: on a busy machine a
+// member can lose the free port it was given to another process before it binds.
 func (e *runEnv) start(n int, extra ...string) error {
-	c, err := cluster.Start(context.Background(), cluster.Config{Dir: e.dataDir, Members: n, Processes: true, ExtraArgs: extra})
+	var c *cluster.Cluster
+	var err error
+	for attempt := range 3 {
+		dir := filepath.Join(e.dataDir, fmt.Sprintf("try%d", attempt))
+		c, err = cluster.Start(context.Background(), cluster.Config{Dir: dir, Members: n, Processes: true, ExtraArgs: extra})
+		if err == nil {
+			break
+		}
+		e.t.Logf("start %d member(s), attempt %d: %v", n, attempt+1, err)
+	}
 	if err != nil {
 		return err
 	}
