@@ -7,35 +7,9 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/etcdperf/etcdperf/hardware"
 )
-
-// Filesystem magic numbers (statfs f_type, linux/magic.h).
-const (
-	tmpfsMagic = 0x01021994
-	ramfsMagic = 0x858458f6
-)
-
-// fsNames names the filesystems a data dir is commonly on, by statfs magic.
-var fsNames = map[int64]string{
-	0xEF53:     "ext2/ext3/ext4",
-	0x58465342: "xfs",
-	0x9123683E: "btrfs",
-	0xF2F52010: "f2fs",
-	0x2FC12FC1: "zfs",
-	0x794C7630: "overlay",
-	0x6969:     "nfs",
-	0x65735546: "fuse",
-	0x01021994: "tmpfs",
-	0x858458f6: "ramfs",
-}
-
-// fsName names a statfs magic, or renders it in hex.
-func fsName(magic int64) string {
-	if n, ok := fsNames[magic]; ok {
-		return n
-	}
-	return fmt.Sprintf("0x%x", magic)
-}
 
 // checkDir refuses a folder the probe cannot or should not write in, with one clear error.
 func checkDir(dir string, need int64, allowTmpfs bool) error {
@@ -68,10 +42,10 @@ func checkDir(dir string, need int64, allowTmpfs bool) error {
 // judgeFS decides from statfs facts whether the probe may run: not on tmpfs or ramfs (unless
 // allowed), not read-only, and with the free space the pattern needs.
 func judgeFS(dir string, magic, flags, free, need int64, allowTmpfs bool) error {
-	if (magic == tmpfsMagic || magic == ramfsMagic) && !allowTmpfs {
+	if hardware.InMemory(magic) && !allowTmpfs {
 		return fmt.Errorf("%w: %s is on %s, in memory, where fdatasync returns at once without touching a disk, "+
 			"so the latencies would say nothing about etcd's disk; probe a folder on the disk that holds the data dir, "+
-			"or pass --allow-tmpfs to measure anyway", ErrTmpfs, dir, fsName(magic))
+			"or pass --allow-tmpfs to measure anyway", ErrTmpfs, dir, hardware.FSTypeName(magic))
 	}
 	if flags&unix.ST_RDONLY != 0 {
 		return fmt.Errorf("%w: %s is on a read-only filesystem", ErrReadOnly, dir)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/etcdperf/etcdperf/hardware"
 )
 
 func TestJudgeFS(t *testing.T) {
@@ -19,9 +21,9 @@ func TestJudgeFS(t *testing.T) {
 		want               error
 	}{
 		{"ext4 with room", ext4, 0, 1 << 30, false, nil},
-		{"tmpfs refused", tmpfsMagic, 0, 1 << 30, false, ErrTmpfs},
-		{"ramfs refused", ramfsMagic, 0, 1 << 30, false, ErrTmpfs},
-		{"tmpfs allowed", tmpfsMagic, 0, 1 << 30, true, nil},
+		{"tmpfs refused", hardware.MagicTmpfs, 0, 1 << 30, false, ErrTmpfs},
+		{"ramfs refused", hardware.MagicRamfs, 0, 1 << 30, false, ErrTmpfs},
+		{"tmpfs allowed", hardware.MagicTmpfs, 0, 1 << 30, true, nil},
 		{"read-only", ext4, unix.ST_RDONLY, 1 << 30, false, ErrReadOnly},
 		{"full", ext4, 0, 10 << 20, false, ErrNoSpace},
 		{"exactly enough", ext4, 0, 23 << 20, false, nil},
@@ -65,7 +67,7 @@ func TestCheckDir(t *testing.T) {
 // TestRefusesTmpfs runs the probe on a real tmpfs when the machine has one at /dev/shm.
 func TestRefusesTmpfs(t *testing.T) {
 	var st unix.Statfs_t
-	if err := unix.Statfs("/dev/shm", &st); err != nil || uint32(st.Type) != tmpfsMagic {
+	if err := unix.Statfs("/dev/shm", &st); err != nil || int64(uint32(st.Type)) != hardware.MagicTmpfs {
 		t.Skip("/dev/shm is not a tmpfs here; TestJudgeFS covers the rule")
 	}
 	dir, err := os.MkdirTemp("/dev/shm", "diskprobe-test-")

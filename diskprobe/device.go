@@ -1,7 +1,6 @@
 package diskprobe
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"github.com/shirou/gopsutil/v4/disk"
 	"golang.org/x/sys/unix"
 
+	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -37,12 +37,14 @@ func facts(dir string) fsFacts {
 	if f.fstype == "" {
 		var st unix.Statfs_t
 		if unix.Statfs(abs, &st) == nil {
-			f.fstype = fsName(int64(uint32(st.Type)))
+			f.fstype = hardware.FSTypeName(int64(uint32(st.Type)))
 		}
 	}
 	var st unix.Stat_t
 	if unix.Stat(abs, &st) == nil {
-		f.disk = blockDevice("/sys", unix.Major(st.Dev), unix.Minor(st.Dev))
+		// Best effort, as the other facts: a device sysfs does not know (overlay,
+		// tmpfs) leaves it nil.
+		f.disk, _ = hardware.ReadDisk(os.DirFS("/"), unix.Major(st.Dev), unix.Minor(st.Dev))
 	}
 	return f
 }
@@ -59,35 +61,4 @@ func mountOf(path string, parts []disk.PartitionStat) (disk.PartitionStat, bool)
 		}
 	}
 	return best, found
-}
-
-// blockDevice reads the facts of device major:minor from a sysfs tree rooted at sys. For a
-// partition it describes the parent disk, where the queue settings and the model live.
-// It returns nil when the device is not a block device (overlay, tmpfs, NFS).
-func blockDevice(sys string, major, minor uint32) *results.Disk {
-	dev, err := filepath.EvalSymlinks(filepath.Join(sys, "dev", "block", fmt.Sprintf("%d:%d", major, minor)))
-	if err != nil {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(dev, "partition")); err == nil {
-		dev = filepath.Dir(dev)
-	}
-	d := &results.Disk{Device: filepath.Base(dev)}
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(dev, name))
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(b))
-	}
-	d.Model = read("device/model")
-	switch read("queue/rotational") {
-	case "0":
-		d.Rotational = new(false)
-	case "1":
-		d.Rotational = new(true)
-	}
-	d.WriteCache = read("queue/write_cache")
-	d.BackingFile = read("loop/backing_file")
-	return d
 }

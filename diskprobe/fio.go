@@ -130,25 +130,6 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// ParseSize reads a size the way fio does: a number with an optional k, m, g or t suffix
-// (powers of 1024, fio's default kb_base), optionally followed by "b" or "ib"; "22m" is 22 MiB.
-func ParseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "b"), "i")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		if i := strings.IndexByte("kmgt", t[n-1]); i >= 0 {
-			mult = 1 << (10 * (i + 1))
-			t = t[:n-1]
-		}
-	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v <= 0 || v > (1<<62)/mult {
-		return 0, fmt.Errorf("size %q: want a positive number with an optional k, m, g or t suffix (powers of 1024, as fio)", s)
-	}
-	return v * mult, nil
-}
-
 // FormatSize renders a byte count as fio reads it, with the largest exact 1024-power suffix.
 func FormatSize(n int64) string {
 	for _, u := range []struct {

@@ -3,6 +3,8 @@ package diskprobe
 import (
 	"testing"
 	"time"
+
+	"github.com/etcdperf/etcdperf/units"
 )
 
 func TestFioCommand(t *testing.T) {
@@ -44,36 +46,6 @@ func TestShellQuote(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"22m", 22 << 20, true},
-		{"22M", 22 << 20, true},
-		{"22mb", 22 << 20, true},
-		{"22MiB", 22 << 20, true},
-		{"4k", 4096, true},
-		{"1g", 1 << 30, true},
-		{"2t", 2 << 40, true},
-		{"2300", 2300, true},
-		{" 8m ", 8 << 20, true},
-		{"", 0, false},
-		{"m", 0, false},
-		{"-1m", 0, false},
-		{"0", 0, false},
-		{"1.5m", 0, false},
-		{"10x", 0, false},
-		{"9999999999t", 0, false},
-	} {
-		got, err := ParseSize(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok=%t", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestFormatSize(t *testing.T) {
 	for in, want := range map[int64]string{
 		22 << 20: "22m", 1 << 30: "1g", 4096: "4k", 2300: "2300", 1536 << 10: "1536k", 3 << 40: "3t",
@@ -81,8 +53,8 @@ func TestFormatSize(t *testing.T) {
 		if got := FormatSize(in); got != want {
 			t.Errorf("FormatSize(%d) = %s, want %s", in, got, want)
 		}
-		if back, err := ParseSize(want); err != nil || back != in {
-			t.Errorf("ParseSize(FormatSize(%d)) = %d, %v", in, back, err)
+		if back, err := units.ParseSize(want); err != nil || back != in {
+			t.Errorf("units.ParseSize(FormatSize(%d)) = %d, %v", in, back, err)
 		}
 	}
 }

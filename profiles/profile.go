@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // SchemaVersion is the profile format this build reads; a profile's own
@@ -162,30 +164,20 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 // String renders the duration as Go does.
 func (d Duration) String() string { return time.Duration(d).String() }
 
-// Size is a byte count written as 1024, "1KiB" or "1.5MiB" in YAML.
+// Size is a byte count written as 1024, "1KiB" or "1.5MiB" in YAML (units.SizeSyntax).
 type Size int64
 
-// sizeUnits are the suffixes ParseSize accepts, binary as etcd's limits are.
-var sizeUnits = []struct {
-	suffix string
-	mult   float64
-}{{"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
-
-// ParseSize parses a byte count: a whole number, optionally with B, KiB or MiB.
+// ParseSize parses a byte count in the one size syntax (units.SizeSyntax), at
+// most math.MaxInt32 (a profile's sizes are keys, values and pages).
 func ParseSize(s string) (Size, error) {
-	t := strings.TrimSpace(s)
-	mult := 1.0
-	for _, u := range sizeUnits {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
+	v, err := units.ParseSize(s)
+	if err != nil {
+		return 0, err
 	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v*mult > math.MaxInt32 || v*mult != math.Trunc(v*mult) {
-		return 0, fmt.Errorf("want a size such as 1024, 1KiB or 1.5MiB, got %q", s)
+	if v > math.MaxInt32 {
+		return 0, fmt.Errorf("%q is too large for a profile size (at most %d bytes)", s, math.MaxInt32)
 	}
-	return Size(v * mult), nil
+	return Size(v), nil
 }
 
 // UnmarshalYAML reads a number of bytes or a string with a unit.

@@ -77,7 +77,7 @@ func TestValidationErrors(t *testing.T) {
 		{"negative rate", strings.Replace(valid, "rate: 100", "rate: -5", 1), 4, "rate: must be between 1"},
 		{"wrong type", strings.Replace(valid, "clients: 10", "clients: many", 1), 5, "cannot unmarshal"},
 		{"bad duration", strings.Replace(valid, "duration: 10s", "duration: 10", 1), 6, "want a duration"},
-		{"bad size", strings.Replace(valid, "size: 1KiB", "size: 1KB", 1), 11, "want a size"},
+		{"bad size", strings.Replace(valid, "size: 1KiB", "size: 1XB", 1), 11, "not a byte size"},
 		{"ratios do not sum to 1", strings.Replace(valid, "ratio: 0.5\n    width", "ratio: 0.4\n    width", 1), 12, "sum to 1"},
 		{"unknown op", strings.Replace(valid, "op: range", "op: scan", 1), 15, `unknown op "scan"`},
 		{"width over key space", strings.Replace(valid, "width: 10", "width: 5000", 1), 17, "ops[1].width"},
@@ -131,7 +131,7 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "1KB", "-1", "1.5", "NaN", "1e20"} {
+	for _, in := range []string{"", "-1", "1.5", "NaN", "1e20", "3GiB"} {
 		if _, err := ParseSize(in); err == nil {
 			t.Errorf("ParseSize(%q) accepted", in)
 		}

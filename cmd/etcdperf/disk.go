@@ -9,6 +9,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/diskprobe"
 	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 func newDiskCmd(a *app) *cobra.Command {
@@ -31,7 +32,7 @@ Grades: p99 fdatasync < 10 ms (etcd FAQ); with --block-size 8000, OpenShift's va
 backend commits p99 < 25 ms (etcd FAQ). Exit 0 pass or warn, 1 fail, 2 could not run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := diskprobe.ParseSize(size)
+			n, err := units.ParseSize(size)
 			if err != nil {
 				return usageErr(fmt.Errorf("--size: %w", err))
 			}
@@ -67,7 +68,7 @@ backend commits p99 < 25 ms (etcd FAQ). Exit 0 pass or warn, 1 fail, 2 could not
 	f := cmd.Flags()
 	f.StringVar(&cfg.Dir, "dir", ".", "folder on the disk to probe (etcd's data dir disk); the probe writes only in a temp folder inside it")
 	f.StringVar(&cfg.Pattern, "pattern", diskprobe.PatternFio, "I/O pattern: "+strings.Join(diskprobe.Patterns, ", "))
-	f.StringVar(&size, "size", diskprobe.FormatSize(diskprobe.DefaultSize), "bytes to write, fio-style suffixes k, m, g (powers of 1024)")
+	f.StringVar(&size, "size", diskprobe.FormatSize(diskprobe.DefaultSize), "bytes to write: "+units.SizeSyntax)
 	f.IntVar(&cfg.BlockSize, "block-size", diskprobe.DefaultBlockSize, "bytes per write (fio) or per WAL batch (wal); 8000 is OpenShift's variant, graded at 20 ms")
 	f.DurationVar(&cfg.Duration, "duration", 0, "stop after this long (default: when --size is written; backend alone: 15s)")
 	f.BoolVar(&cfg.AllowTmpfs, "allow-tmpfs", false, "probe tmpfs or ramfs anyway (fdatasync is a no-op there)")

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/inspect"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // inspectFlags are the options of `etcdperf inspect`.
@@ -184,32 +184,16 @@ func (a *app) runInspect(cmd *cobra.Command, f *inspectFlags) error {
 	return nil
 }
 
-// byteSize is a flag holding a byte count, written as 1048576, 512KiB, 1.5MiB,
-// 2GiB or with decimal units (10MB = 10,000,000 bytes).
+// byteSize is a flag holding a byte count in the one size syntax
+// (units.SizeSyntax: 1048576, 512KiB, 1.5MiB, 2g; every suffix is binary).
 type byteSize int64
-
-var byteUnits = map[string]float64{
-	"": 1, "b": 1,
-	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-	"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-}
 
 func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
 
 func (b *byteSize) Type() string { return "bytes" }
 
 func (b *byteSize) Set(s string) error {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := t, ""
-	if i >= 0 {
-		num, unit = t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	}
-	mult, ok := byteUnits[unit]
-	v, err := strconv.ParseFloat(num, 64)
-	if !ok || err != nil || v < 0 || v*mult > math.MaxInt64 {
-		return fmt.Errorf("%q is not a byte size (e.g. 1048576, 512KiB, 1.5MiB, 2GiB)", s)
-	}
-	*b = byteSize(v * mult)
-	return nil
+	v, err := units.ParseSize(s)
+	*b = byteSize(v)
+	return err
 }
