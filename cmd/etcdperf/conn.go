@@ -26,6 +26,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/etcdctl"
 	"github.com/etcdperf/etcdperf/measure"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -47,6 +48,13 @@ type connFlags struct {
 	keepaliveTimeout time.Duration
 	maxRequestBytes  int
 	maxRecvBytes     int
+	// etcdctl's: a timeout for the short calls (member list, status), TLS without
+	// files (--insecure-transport=false), endpoints from DNS SRV records.
+	commandTimeout    time.Duration
+	insecureTransport bool
+	discoverySrv      string
+	discoverySrvName  string
+	insecureDiscovery bool
 	// embeddedArgs are extra etcd flags for every member of an embedded cluster
 	// (set by commands, not by a flag).
 	embeddedArgs []string
@@ -75,6 +83,11 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.keepaliveTime, "keepalive-time", 2*time.Second, "keepalive time for client connections")
 	fs.DurationVar(&c.keepaliveTimeout, "keepalive-timeout", 6*time.Second, "keepalive timeout for client connections")
 	fs.IntVar(&c.maxRequestBytes, "max-request-bytes", 0, "client-side request send limit in bytes (if 0, it defaults to 2.0 MiB (2 * 1024 * 1024).)")
+	fs.DurationVar(&c.commandTimeout, "command-timeout", 5*time.Second, "timeout for short running command (excluding dial timeout): member list, status")
+	fs.BoolVar(&c.insecureTransport, "insecure-transport", true, "disable transport security for client connections (false: TLS with the system's roots even without --cacert)")
+	fs.StringVarP(&c.discoverySrv, "discovery-srv", "d", "", "domain name to query for SRV records describing cluster endpoints (as etcdctl)")
+	fs.StringVar(&c.discoverySrvName, "discovery-srv-name", "", "service name to query when using DNS discovery")
+	fs.BoolVar(&c.insecureDiscovery, "insecure-discovery", true, "accept insecure SRV records describing cluster endpoints")
 	fs.IntVar(&c.maxRecvBytes, "max-recv-bytes", 0, "client-side response receive limit in bytes (if 0, it defaults to \"math.MaxInt32\")")
 }
 
@@ -142,6 +155,16 @@ func (a *app) connect(ctx context.Context) (*target, error) {
 	c := &a.conn
 	t := &target{}
 	eps := c.endpoints
+	if c.discoverySrv != "" {
+		// As etcdctl: discovered endpoints first, --endpoints when none are found.
+		found, err := etcdctl.Lookup(c.discoverySrv, c.discoverySrvName, c.insecureDiscovery, a.stderr)
+		if err != nil && len(eps) == 0 {
+			return nil, usageErr(err)
+		}
+		if len(found) > 0 {
+			eps = found
+		}
+	}
 	if len(eps) == 0 {
 		// A separate process, so the generator's own CPU and memory are measured
 		// apart from the server's and the server's metrics are its own.
@@ -179,7 +202,7 @@ func (a *app) connect(ctx context.Context) (*target, error) {
 		return nil, fmt.Errorf("cannot reach etcd at %s: %w", strings.Join(eps, ","), err)
 	}
 	t.Client = cli
-	if err := t.describe(ctx, eps, c.dialTimeout); err != nil {
+	if err := t.describe(ctx, eps, c.commandTimeout); err != nil {
 		t.Close()
 		return nil, err
 	}
@@ -249,7 +272,7 @@ func (a *app) directConns(ctx context.Context, t *target, conns int) ([]*grpc.Cl
 // describe fills t.Info from the member list and each endpoint's status.
 func (t *target) describe(ctx context.Context, eps []string, timeout time.Duration) error {
 	t.Info.Endpoints = eps
-	cctx, cancel := context.WithTimeout(ctx, timeout+3*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ml, err := t.Client.MemberList(cctx)
 	if err != nil {
@@ -399,7 +422,7 @@ func (c *connFlags) clientConfig(eps []string, tlsCfg *tls.Config, user, pass st
 }
 
 func (c *connFlags) tlsConfig() (*tls.Config, error) {
-	if c.cacert == "" && c.cert == "" && !c.insecureSkipTLS && !anyHTTPS(c.endpoints) {
+	if c.cacert == "" && c.cert == "" && !c.insecureSkipTLS && !anyHTTPS(c.endpoints) && c.insecureTransport {
 		return nil, nil
 	}
 	info := transport.TLSInfo{TrustedCAFile: c.cacert, CertFile: c.cert, KeyFile: c.key, InsecureSkipVerify: c.insecureSkipTLS}

@@ -1,6 +1,9 @@
 package main
 
-import fc "github.com/etcdperf/etcdperf/internal/flagcheck"
+import (
+	fc "github.com/etcdperf/etcdperf/internal/flagcheck"
+	"github.com/etcdperf/etcdperf/profiles"
+)
 
 // flagRules say, per flag name (a name means one thing on every command), which
 // values make sense. Every numeric flag of every command has one; Any where 0 or
@@ -16,7 +19,11 @@ var flagRules = map[string]fc.Rule{
 	"max-recv-bytes":    {Kind: fc.NonNegative, Why: "0 is etcdctl's default"},
 	"embedded-members":  {Kind: fc.Between, Min: 1, Max: 7},
 	"user":              {Kind: fc.NonEmpty},
-	"consistency":       {Kind: fc.OneOf, Values: []string{"l", "s"}, Why: "linearizable or serializable"},
+	"profile": {Kind: fc.Valid, Valid: func(s string) error {
+		_, err := profiles.Load(s)
+		return err
+	}},
+	"consistency": {Kind: fc.OneOf, Values: []string{"l", "s"}, Why: "linearizable or serializable"},
 
 	// Load shape.
 	"clients":          {Kind: fc.Positive},

@@ -35,8 +35,10 @@ var (
 		"values": "checked by inspect", "cpu-profile": "created", "endpoints": "checked when dialled",
 		"analysis": "read when rendered", "snapshot": "read when inspected", "previous": "read when inspected",
 		"metrics": "read when analyzed", "prometheus": "checked when queried",
-		"pvc":        "read with --results pvc only; TestManifestRefusesBadJobs refuses a bad one",
-		"kube-model": "read with --kubernetes only (plan_kube tests)", "val-size": "plan's, read with --datascale only (bench's is numeric)",
+		"discovery-srv-name": "a service name, used with --discovery-srv",
+		"discovery-srv":      "resolved when a command connects (internal/etcdctl's TestLookupNoRecords)",
+		"pvc":                "read with --results pvc only; TestManifestRefusesBadJobs refuses a bad one",
+		"kube-model":         "read with --kubernetes only (plan_kube tests)", "val-size": "plan's, read with --datascale only (bench's is numeric)",
 	}
 )
 
@@ -110,12 +112,13 @@ var (
 // the flag, before anything runs, and writes nothing.
 func TestBadFlagValues(t *testing.T) {
 	n := 0
+	inherited := map[string]bool{} // an inherited flag is checked by its parent alike for every command: once
 	for path, cmd := range leaves(t) {
 		if path == "etcdperf help" || strings.HasPrefix(path, "etcdperf completion") {
 			continue // cobra's own; they take the global flags only to ignore them
 		}
 		words := strings.Fields(strings.TrimPrefix(path, "etcdperf "))
-		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		visit := func(f *pflag.Flag) {
 			if f.Name == "help" || f.Hidden {
 				return
 			}
@@ -139,6 +142,14 @@ func TestBadFlagValues(t *testing.T) {
 				if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 					t.Errorf("%s: wrote %v", name, entries)
 				}
+			}
+		}
+		// The command's own flags and those it inherits (the connection flags, -w).
+		cmd.LocalFlags().VisitAll(visit)
+		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+			if !inherited[f.Name] {
+				inherited[f.Name] = true
+				visit(f)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime/pprof"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -10,14 +11,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/internal/etcdctl"
 	"github.com/etcdperf/etcdperf/internal/flagcheck"
 	"github.com/etcdperf/etcdperf/results"
 	"github.com/etcdperf/etcdperf/version"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
@@ -74,8 +74,8 @@ func (a *app) rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := flagsFromEnv(cmd.Flags()); err != nil {
-				return err
+			if err := etcdctl.FromEnv(cmd.Flags(), a.stderr); err != nil {
+				return usageErr(err)
 			}
 			if err := checkOutput(cmd, a.output); err != nil {
 				return err
@@ -96,7 +96,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.runFile, "run-file", "", "path of the run file to write (default: a new file in --results-dir)")
 	pf.StringVar(&a.cpuProfile, "cpu-profile", "", "write a Go CPU profile of etcdperf itself to this file (for developers)")
 	_ = pf.MarkHidden("cpu-profile")
-	pf.BoolVar(&a.debug, "debug", false, "after an error, show the chain of wrapped errors with their types")
+	pf.BoolVar(&a.debug, "debug", false, "etcdperf's own, not etcdctl's (which logs gRPC): after an error, show the chain of wrapped errors with their types")
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
@@ -154,23 +154,6 @@ func (a *app) execute(ctx context.Context, args []string) int {
 // oneLine keeps the promise of one line on stderr, whatever a library put in its error.
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-// flagsFromEnv gives ETCDCTL_<FLAG> to every flag the command line left unset, as etcdctl does.
-func flagsFromEnv(fs *pflag.FlagSet) error {
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Changed || err != nil {
-			return
-		}
-		key := "ETCDCTL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(key); ok {
-			if serr := fs.Set(f.Name, v); serr != nil {
-				err = usageErr(fmt.Errorf("%s=%q: %w", key, v, serr))
-			}
-		}
-	})
-	return err
 }
 
 // buildInfo is this binary's version, commit, Go version and embedded etcd.

@@ -34,6 +34,8 @@ const (
 	NonEmpty
 	// OneOf: a string flag whose value must be one of Values.
 	OneOf
+	// Valid: a flag whose value Valid accepts (a name looked up in a table).
+	Valid
 )
 
 // Rule is one flag's constraint; Why, when set, is appended to the refusal.
@@ -41,6 +43,7 @@ type Rule struct {
 	Kind     Kind
 	Min, Max float64
 	Values   []string
+	Valid    func(string) error
 	Why      string
 }
 
@@ -82,6 +85,11 @@ func (r Rule) check(f *pflag.Flag) error {
 	case OneOf:
 		if !slices.Contains(r.Values, f.Value.String()) {
 			return r.refuse(f, "must be one of "+strings.Join(r.Values, ", "))
+		}
+		return nil
+	case Valid:
+		if err := r.Valid(f.Value.String()); err != nil {
+			return fmt.Errorf("--%s %q: %w", f.Name, f.Value.String(), err)
 		}
 		return nil
 	}

@@ -1,6 +1,7 @@
 package flagcheck
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,12 @@ func TestCheck(t *testing.T) {
 		"clients": {Kind: Positive}, "rate": {Kind: NonNegative, Why: "0 is closed loop"},
 		"ratio": {Kind: Fraction}, "members": {Kind: Between, Min: 1, Max: 7}, "user": {Kind: NonEmpty},
 		"timeout": {Kind: Positive}, "limit": {Kind: Any}, "mode": {Kind: OneOf, Values: []string{"l", "s"}},
+		"name": {Kind: Valid, Valid: func(s string) error {
+			if s != "known" {
+				return errors.New("no such name")
+			}
+			return nil
+		}},
 	}
 	for _, c := range []struct {
 		args []string
@@ -31,6 +38,8 @@ func TestCheck(t *testing.T) {
 		{[]string{"--timeout", "0s"}, "--timeout must be positive"},
 		{[]string{"--timeout", "-1m"}, "--timeout must be positive"},
 		{[]string{"--mode", "s"}, ""},
+		{[]string{"--name", "known"}, ""},
+		{[]string{"--name", "other"}, `--name "other": no such name`},
 		{[]string{"--mode", "x"}, `--mode must be one of l, s, got "x"`},
 	} {
 		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
@@ -42,6 +51,7 @@ func TestCheck(t *testing.T) {
 		fs.Duration("timeout", time.Second, "")
 		fs.Int("limit", 0, "")
 		fs.String("mode", "l", "")
+		fs.String("name", "", "")
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
