@@ -6,6 +6,7 @@ package measure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -106,10 +107,13 @@ func Measure(ctx context.Context, t *Target, cfg bench.Config, w bench.Workload,
 	if began && !ended {
 		after()
 	}
-	// Alarms (NOSPACE) are state, not a delta: read them once the run is over.
-	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	run.Alarms = ReadAlarms(actx, t)
-	acancel()
+	// Alarms (NOSPACE) are state, not a delta: read them once the run is over,
+	// unless the cluster is gone (the client would wait for it as long as allowed).
+	if !errors.Is(m.Err, bench.ErrUnreachable) {
+		actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		run.Alarms = ReadAlarms(actx, t)
+		acancel()
+	}
 	if m.Err != nil && !run.Interrupted {
 		run.Error = m.Err.Error()
 	}
