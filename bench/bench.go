@@ -140,9 +140,6 @@ var ErrPrefixInUse = errors.New("prefix already holds keys")
 // CleanupTimeout bounds the deletion of the prefix after a run.
 const CleanupTimeout = 30 * time.Second
 
-// ValidRateFraction is the least fraction of the target rate a valid run achieves.
-const ValidRateFraction = 0.95
-
 func (c Config) check() error {
 	switch {
 	case c.Workers <= 0:
@@ -620,7 +617,7 @@ func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, w
 		run.Valid, run.InvalidReason = false, "no request completed in the measured window"
 	case cfg.Rate > 0 && window > 0:
 		achieved := float64(r.pacedReq) / window.Seconds()
-		if achieved < ValidRateFraction*cfg.Rate {
+		if !results.RateKept(achieved, cfg.Rate) {
 			run.Valid = false
 			run.InvalidReason = fmt.Sprintf("sent %.0f req/s of %.0f target (%.0f%%)", achieved, cfg.Rate, 100*achieved/cfg.Rate)
 			if unsent > 0 {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/analyze"
-	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 	"github.com/etcdperf/etcdperf/units"
@@ -119,7 +118,7 @@ func Default(run *results.Run, rep analyze.Report, p99 time.Duration, p99Source 
 	crit = append(crit,
 		finding.Criterion{Name: "errors", Observed: strconv.FormatInt(errs, 10), Threshold: "0", Source: "etcdctl check perf (any error fails)", Pass: errs == 0},
 		finding.Higher("achieved rate", fmt.Sprintf("%.1f req/s of %g (%.0f%%)", got, want, 100*safeDiv(got, want)), got,
-			fmt.Sprintf("≥ %.0f%% of target", 100*bench.ValidRateFraction), bench.ValidRateFraction*want,
+			fmt.Sprintf("≥ %.0f%% of target", 100*results.ValidRateFraction), results.ValidRateFraction*want,
 			"etcdperf measurement rules (DESIGN.md: under 95% of the target rate a run is invalid)", want > 0),
 	)
 	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}

@@ -83,7 +83,7 @@ func scrapeMetrics(ctx context.Context, hc *http.Client, urls []string) clusterM
 			}
 			continue
 		}
-		if v, ok := snap.Value("etcd_server_quota_backend_bytes", nil); ok {
+		if v, ok := snap.Value(analyze.MetricQuota, nil); ok {
 			worst(&m.quota, v)
 		}
 		if h, ok := snap.Histogram("etcd_network_peer_round_trip_time_seconds", nil); ok {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/analyze"
-	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/diskprobe"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
@@ -96,7 +95,7 @@ func LoadCriteria(run *results.Run, rep analyze.Report, t hardware.Tier, p99 tim
 		}
 	}
 	limit := float64(p99) / float64(time.Millisecond)
-	need := bench.ValidRateFraction * load.Rate
+	need := results.ValidRateFraction * load.Rate
 	var fails []string
 	for _, f := range rep.Findings {
 		if f.Severity == finding.Fail {
@@ -110,7 +109,7 @@ func LoadCriteria(run *results.Run, rep analyze.Report, t hardware.Tier, p99 tim
 	}
 	return []finding.Criterion{
 		finding.Higher("achieved load", fmt.Sprintf("%.0f req/s", got), got,
-			fmt.Sprintf("≥ %.0f req/s (%.0f%% of %g, %d clients)", need, bench.ValidRateFraction*100, load.Rate, load.Clients), need,
+			fmt.Sprintf("≥ %.0f req/s (%.0f%% of %g, %d clients)", need, results.ValidRateFraction*100, load.Rate, load.Clients), need,
 			hardware.TiersSource+" (tier workload bounds); etcdperf validity rule (95%)", len(run.Ops) > 0),
 		finding.Lower("latency p99", units.Ms(worst), worst, "≤ "+units.Ms(limit), limit, profiles.DefaultP99Source, len(run.Ops) > 0, false),
 		diag,

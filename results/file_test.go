@@ -141,3 +141,14 @@ func TestDecodeAllAndOpen(t *testing.T) {
 		t.Errorf("Open(-): %+v, %v", r, err)
 	}
 }
+
+func TestRateKept(t *testing.T) {
+	for _, tc := range []struct {
+		achieved, target float64
+		want             bool
+	}{{95, 100, true}, {94.9, 100, false}, {100, 100, true}, {0, 0, true}} {
+		if got := RateKept(tc.achieved, tc.target); got != tc.want {
+			t.Errorf("RateKept(%g, %g) = %v", tc.achieved, tc.target, got)
+		}
+	}
+}

@@ -32,11 +32,6 @@ var connectionFlags = map[string]bool{
 	"metrics-urls": true, "data-dir": true, "embedded-members": true,
 }
 
-// mergeValidFraction is the least fraction of the summed target rate the merged
-// run must achieve over the union window (DESIGN.md: under 95% is invalid). Each
-// worker checked its own rate; this catches workers that did not start together.
-const mergeValidFraction = 0.95
-
 // Merge combines the run files of several workers that drove one load against one
 // cluster into one run file, exactly: histograms are merged bucket by bucket (never
 // percentiles averaged), per-second intervals are aligned on their wall-clock
@@ -420,7 +415,8 @@ func rateShortfall(r *Run) string {
 			achieved += o.SentRPS
 		}
 	}
-	if target == 0 || achieved >= mergeValidFraction*target {
+	// Each worker checked its own rate; this catches workers that did not start together.
+	if target == 0 || RateKept(achieved, target) {
 		return ""
 	}
 	return fmt.Sprintf("sent %.0f req/s of %.0f target (%.0f%%) over the union of the workers' windows: did they start together (--start-at)?",

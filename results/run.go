@@ -10,6 +10,15 @@ import (
 	"github.com/etcdperf/etcdperf/finding"
 )
 
+// ValidRateFraction is the least fraction of its target rate a valid run
+// achieves (DESIGN.md, measurement rules: under 95% of the target rate a run is
+// invalid, never silently passed). The one rule: bench judges a run by it, merge
+// the merged run, check and qualify their criteria.
+const ValidRateFraction = 0.95
+
+// RateKept reports whether achieved req/s is at least ValidRateFraction of target.
+func RateKept(achieved, target float64) bool { return achieved >= ValidRateFraction*target }
+
 // Version is the run file format version this build writes and reads.
 const Version = 1
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/diskprobe"
 	"github.com/etcdperf/etcdperf/results"
 	"github.com/etcdperf/etcdperf/units"
@@ -171,9 +172,9 @@ func (a *app) diskSimple(r results.DiskResult) {
 	}
 	fmt.Fprintln(w)
 	buckets := r.FdatasyncBuckets
-	name := "etcd_disk_wal_fsync_duration_seconds"
+	name := analyze.MetricWALFsync
 	if r.Commit != nil {
-		buckets, name = r.CommitBuckets, "etcd_disk_backend_commit_duration_seconds"
+		buckets, name = r.CommitBuckets, analyze.MetricBackendCommit
 	}
 	var b strings.Builder
 	for _, k := range buckets {
