@@ -48,6 +48,16 @@ func WriteFile(path string, run *Run) (err error) {
 	return nil
 }
 
+// Encode writes run as WriteFile does, to w (standard output for --run-file -).
+func Encode(w io.Writer, run *Run) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(run); err != nil {
+		return fmt.Errorf("write run file: %w", err)
+	}
+	return nil
+}
+
 // ReadFile reads and checks a run file.
 func ReadFile(path string) (*Run, error) {
 	f, err := os.Open(path)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -57,9 +58,10 @@ garbage, a run file of another version).`,
 			var err error
 			switch {
 			case pf.set() && len(dumps) == 0:
+				pf.stdin = a.stdin
 				rep, err = analyzePrometheus(cmd.Context(), pf, args, opts)
 			case len(args) == 1 && len(dumps) == 0:
-				rep, err = analyzeRunFile(args[0], opts)
+				rep, err = analyzeRunFile(args[0], a.stdin, opts)
 			case len(args) == 0 && len(dumps) == 2:
 				rep, err = analyzeDumps(dumps[0], dumps[1], opts)
 			default:
@@ -90,8 +92,8 @@ garbage, a run file of another version).`,
 	return cmd
 }
 
-func analyzeRunFile(path string, opts analyze.Options) (analyze.Report, error) {
-	run, err := results.ReadFile(path)
+func analyzeRunFile(path string, stdin io.Reader, opts analyze.Options) (analyze.Report, error) {
+	run, err := results.Open(path, stdin)
 	if err != nil {
 		return analyze.Report{}, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,11 +37,14 @@ the noise), 2 could not compare (unreadable run file, different commands or ops)
 			if alpha <= 0 || alpha >= 1 {
 				return usageErr(fmt.Errorf("--alpha %g: must be between 0 and 1", alpha))
 			}
-			ra, err := results.ReadFile(args[0])
+			if args[0] == results.Stdin && args[1] == results.Stdin {
+				return usageErr(errors.New("compare - -: standard input holds one run file; name the other"))
+			}
+			ra, err := results.Open(args[0], a.stdin)
 			if err != nil {
 				return err
 			}
-			rb, err := results.ReadFile(args[1])
+			rb, err := results.Open(args[1], a.stdin)
 			if err != nil {
 				return err
 			}

@@ -70,7 +70,7 @@ func (a *app) merge(paths []string, out string) error {
 			}
 			continue
 		}
-		if out != "" && sameFile(p, out) {
+		if out != "" && out != results.Stdin && sameFile(p, out) {
 			return usageErr(fmt.Errorf("-o %s is one of the run files to merge", out))
 		}
 		for _, q := range paths[:i] {
@@ -106,7 +106,11 @@ func (a *app) merge(paths []string, out string) error {
 		return err
 	}
 	merged.Diagnosis = rep.Diagnosis()
-	if err := results.WriteFile(out, merged); err != nil {
+	if out == results.Stdin {
+		if err := results.Encode(a.runOut, merged); err != nil {
+			return err
+		}
+	} else if err := results.WriteFile(out, merged); err != nil {
 		return err
 	}
 	if err := a.printBench(merged, out, &rep); err != nil {

@@ -66,6 +66,9 @@ func (a *app) writeRun(run *results.Run) (string, error) {
 		run.EndedAt = time.Now().UTC()
 	}
 	path := a.runFile
+	if path == results.Stdin {
+		return path, results.Encode(a.runOut, run)
+	}
 	if path == "" {
 		path = results.DefaultPath(a.resultsDir, run.Command, run.StartedAt)
 	}
@@ -73,6 +76,14 @@ func (a *app) writeRun(run *results.Run) (string, error) {
 		return "", err
 	}
 	return path, nil
+}
+
+// runFileToStdout handles --run-file -: standard output carries the run file
+// alone, so the summary and everything else a command prints go to stderr.
+func (a *app) runFileToStdout() {
+	if a.runFile == results.Stdin {
+		a.runOut, a.stdout = a.stdout, a.stderr
+	}
 }
 
 // fmtMs renders a latency in milliseconds with sensible precision.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -18,6 +19,7 @@ type promFlags struct {
 	url, selector string
 	httpConfig    string
 	from, to      time.Time
+	stdin         io.Reader // the run file when it is named -
 }
 
 func (p *promFlags) register(fs *pflag.FlagSet) {
@@ -46,7 +48,7 @@ func analyzePrometheus(ctx context.Context, p *promFlags, args []string, opts an
 func (p *promFlags) run(ctx context.Context, args []string) (*results.Run, error) {
 	var run *results.Run
 	if len(args) == 1 {
-		r, err := results.ReadFile(args[0])
+		r, err := results.Open(args[0], p.stdin)
 		if err != nil {
 			return nil, err
 		}

@@ -46,7 +46,7 @@ Exit 0 rendered, 2 could not read the run file or write the plots.`,
 			if !slices.Contains(report.ReportFormats, format) {
 				return usageErr(fmt.Errorf("--format %q: must be one of %s", format, strings.Join(report.ReportFormats, ", ")))
 			}
-			run, err := results.ReadFile(args[0])
+			run, err := results.Open(args[0], a.stdin)
 			if err != nil {
 				return err
 			}

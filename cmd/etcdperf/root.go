@@ -35,6 +35,9 @@ type app struct {
 	output     string // simple | json | table
 	resultsDir string
 	runFile    string
+	// runOut is where --run-file - writes the run file: the real stdout, while
+	// stdout is stderr.
+	runOut     io.Writer
 	debug      bool
 	cpuProfile string
 	// stopProfile ends the CPU profile started for --cpu-profile.
@@ -83,6 +86,7 @@ func (a *app) rootCmd() *cobra.Command {
 			if err := flagcheck.Check(cmd.Flags(), flagRules); err != nil {
 				return usageErr(err)
 			}
+			a.runFileToStdout()
 			if err := a.conn.validate(); err != nil {
 				return err
 			}
@@ -93,7 +97,7 @@ func (a *app) rootCmd() *cobra.Command {
 	a.conn.register(pf)
 	pf.StringVarP(&a.output, "write-out", "w", "simple", "output format: simple, json or table")
 	pf.StringVar(&a.resultsDir, "results-dir", "results", "folder for run files")
-	pf.StringVar(&a.runFile, "run-file", "", "path of the run file to write (default: a new file in --results-dir)")
+	pf.StringVar(&a.runFile, "run-file", "", "path of the run file to write (default: a new file in --results-dir); - writes it to stdout, and the summary to stderr")
 	pf.StringVar(&a.cpuProfile, "cpu-profile", "", "write a Go CPU profile of etcdperf itself to this file (for developers)")
 	_ = pf.MarkHidden("cpu-profile")
 	pf.BoolVar(&a.debug, "debug", false, "etcdperf's own, not etcdctl's (which logs gRPC): after an error, show the chain of wrapped errors with their types")
