@@ -108,8 +108,6 @@ func TestVerdict(t *testing.T) {
 		{"a warning passes and names the bottleneck", valid, []finding.Finding{f(finding.ClassDisk, finding.Warn), f(finding.ClassCPU, finding.OK)}, finding.StatusPass, "disk", "disk"},
 		{"network outranks disk by its share", valid, []finding.Finding{shared(f(finding.ClassDisk, finding.Warn), 0.2), shared(f(finding.ClassNetwork, finding.Warn), 0.8)}, finding.StatusPass, "network", "network,disk"},
 		{"a fail outranks a larger share", valid, []finding.Finding{shared(f(finding.ClassDisk, finding.Fail), 0.2), shared(f(finding.ClassNetwork, finding.Warn), 0.8)}, finding.StatusFail, "disk", "disk,network"},
-		{"a busy host outranks the late starts it causes", valid, []finding.Finding{f(finding.ClassClient, finding.Warn), f(finding.ClassCPU, finding.Warn)}, finding.StatusPass, "cpu", "cpu,client"},
-		{"a distant leader outranks the late starts it causes", valid, []finding.Finding{f(finding.ClassClient, finding.Warn), shared(f(finding.ClassNetwork, finding.Warn), 0.9)}, finding.StatusPass, "network", "network,client"},
 		{"cpu outranks disk at one severity", valid, []finding.Finding{shared(f(finding.ClassDisk, finding.Warn), 0.9), f(finding.ClassCPU, finding.Warn)}, finding.StatusPass, "cpu", "cpu,disk"},
 		{"a full quota fails a run that missed its rate", &results.Run{Valid: false, InvalidReason: "achieved 41% of the target rate"}, []finding.Finding{f(finding.ClassQuota, finding.Fail), f(finding.ClassDisk, finding.Warn)}, finding.StatusFail, "quota", "quota,disk"},
 		{"an old version is context, not a bottleneck", valid, []finding.Finding{f(finding.ClassVersion, finding.Warn), f(finding.ClassDisk, finding.OK)}, finding.StatusPass, finding.BottleneckNone, ""},

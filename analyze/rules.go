@@ -151,7 +151,7 @@ var Rules = []Rule{
 		Advice: "The pacer itself fires late: the generator's machine is overloaded.",
 		Eval:   pacingRule},
 	{Class: finding.ClassClient, Signal: "late starts / requests",
-		Threshold: "ok < 1%; warn ≥ 1% with the generator shown busy (pacer lag p99 ≥ 20 ms or its CPU ≥ 70%); never fail alone: a slow server also delays starts", Source: srcLateStarts,
+		Threshold: "ok < 1%; warn ≥ 50%, or ≥ 1% with the generator shown busy (pacer lag p99 ≥ 20 ms or its CPU ≥ 70%); never fail alone: a slow server also delays starts", Source: srcLateStarts,
 		Advice: "Requests started late: add workers (--clients) or find what slows the server.",
 		Eval:   lateStartRule},
 
@@ -281,7 +281,13 @@ func histRule(metric string, sel Labels, q, warn, fail float64) func(*Input) Che
 // (the interpolated estimate is still shown). A small histogram (fewer than
 // minSamples) warns or fails only when at least minSlow observations certainly
 // exceed the threshold: one hiccup of a noisy machine is not a pattern.
-func gradeHist(h Hist, q, warn, fail float64) Check {
+func gradeHist(h Hist, q, warn, fail float64) Check { return gradeHistMin(h, q, warn, fail, minSlow) }
+
+// gradeHistMin is gradeHist with the fewest certain observations a small
+// histogram needs to warn or fail: 1 for a histogram of smoothed samples (etcd's
+// peer RTT records one smoothed round trip every 30 s, so each sample is already
+// an average, not an event that may be a hiccup).
+func gradeHistMin(h Hist, q, warn, fail, slow float64) Check {
 	est, ok := h.Quantile(q)
 	if !ok {
 		return unknown("no observations in the window")
@@ -290,9 +296,9 @@ func gradeHist(h Hist, q, warn, fail float64) Check {
 	tail := (1 - q) * h.Count
 	overFail, overWarn := h.countAbove(fail), h.countAbove(warn)
 	switch {
-	case overFail > tail && (h.Count >= minSamples || overFail >= minSlow):
+	case overFail > tail && (h.Count >= minSamples || overFail >= slow):
 		return Check{Severity: finding.Fail, Observed: obs + fmt.Sprintf("; %s certainly above %s", pct(overFail/h.Count), fmtSeconds(fail))}
-	case overWarn > tail && (h.Count >= minSamples || overWarn >= minSlow):
+	case overWarn > tail && (h.Count >= minSamples || overWarn >= slow):
 		if overFail > tail {
 			obs += fmt.Sprintf("; fewer than %d samples and %.0f certainly above %s: at most warn", minSamples, overFail, fmtSeconds(fail))
 		} else {

@@ -30,7 +30,7 @@ func peerRTTRule(in *Input) Check {
 		if !ok {
 			continue
 		}
-		c := gradeHist(h, 0.99, 0.050, 0.150)
+		c := gradeHistMin(h, 0.99, 0.050, 0.150, 1)
 		if c.Severity == finding.Fail {
 			failing++
 		}

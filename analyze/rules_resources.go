@@ -145,11 +145,15 @@ func pacingRule(in *Input) Check {
 	return Check{Severity: grade(lag, 20, 100), Observed: fmt.Sprintf("%s ms", trimFloat(lag))}
 }
 
+// lateMajority is the share of late starts that warns whatever else is known:
+// most of the load did not start on schedule.
+const lateMajority = 0.5
+
 // lateStartRule never fails: with a fixed worker pool, a slow server delays starts
 // as surely as a slow generator does. Response time counts from the intended
-// start, so late starts hide nothing; they warn only where the generator itself
-// is shown busy (its pacer lags or its CPU is at the warn level): then they are
-// its fault, otherwise a symptom of whatever slows the requests.
+// start, so a few late starts hide nothing; they warn when most requests started
+// late, or where the generator itself is shown busy (its pacer lags or its CPU is
+// at the warn level); otherwise they are a symptom of whatever slows the requests.
 func lateStartRule(in *Input) Check {
 	if in.Run == nil || !openLoop(in) {
 		return Check{}
@@ -167,7 +171,7 @@ func lateStartRule(in *Input) Check {
 	sev := grade(r, 0.01, math.Inf(1))
 	if sev == finding.Warn {
 		u, _, cpuKnown := clientCPU(in)
-		if in.Run.Client.PacingLagP99Ms < 20 && (!cpuKnown || u < 0.7) {
+		if r < lateMajority && in.Run.Client.PacingLagP99Ms < 20 && (!cpuKnown || u < 0.7) {
 			sev = finding.OK
 			obs += "; the generator is not shown busy (pacer lag, CPU), so a symptom: response times count from the intended start and hide nothing"
 		}

@@ -136,7 +136,8 @@ func TestRules(t *testing.T) {
 		{"pacer lag fails", "pacer lag", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: 100}}, Client: results.Client{PacingLagP99Ms: 150}}), finding.Fail, "150 ms"},
 		{"closed loop has no pacer", "pacer lag", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put"}}}), "", ""},
 		{"late starts with a lagging pacer warn", "late starts", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: 100, Requests: 100, LateStarts: 50}}, Client: results.Client{PacingLagP99Ms: 30}}), finding.Warn, "50 of 100"},
-		{"late starts alone are a symptom", "late starts", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: 100, Requests: 100, LateStarts: 50}}}), finding.OK, "a symptom"},
+		{"late starts alone are a symptom", "late starts", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: 100, Requests: 100, LateStarts: 20}}}), finding.OK, "a symptom"},
+		{"most requests late warn", "late starts", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: 100, Requests: 100, LateStarts: 60}}}), finding.Warn, "60 of 100"},
 
 		// value size
 		{"300 KiB values fail", "bytes per write request", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", Requests: 10, BytesSent: 10 * 300 * kib}}}), finding.Fail, "300 KiB"},

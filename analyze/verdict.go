@@ -123,21 +123,16 @@ func shareText(f finding.Finding) string {
 // elsewhere (quota, value and range size, CPU, memory: large values slow the WAL,
 // a starved CPU slows every fsync) in class order; then the latency classes (disk,
 // network) by the share of the client latency they explain in the budget, larger
-// first. A generator that only warns (late starts, a busy pacer) comes last: a
-// starved host, a slow disk or a distant leader delay its starts as they delay
-// everything else, so at warn it is a symptom before it is a cause.
+// first.
 func rankFindings(fs []finding.Finding) {
 	latency := func(c finding.Class) bool { return c == finding.ClassDisk || c == finding.ClassNetwork }
 	pos := map[finding.Class]int{}
 	for i, c := range finding.Classes {
 		pos[c] = i
 	}
-	// group: 0 the causes, 1 the latency classes, 2 a generator that only warns.
+	// group: 0 the causes, 1 the latency classes.
 	group := func(f finding.Finding) int {
-		switch {
-		case f.Class == finding.ClassClient && f.Severity != finding.Fail:
-			return 2
-		case latency(f.Class):
+		if latency(f.Class) {
 			return 1
 		}
 		return 0
