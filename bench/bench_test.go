@@ -345,3 +345,8 @@ func TestCancelMidRun(t *testing.T) {
 		})
 	}
 }
+
+var (
+	_ Workload = (*Composite)(nil)
+	_ Workload = (*LeaseKeepAlive)(nil)
+)

@@ -39,7 +39,7 @@ func Build(p *Profile, clients []*clientv3.Client, prefix string) (bench.Workloa
 	put, rng, watch, lease := ops[OpPut], ops[OpRange], ops[OpWatch], ops[OpLease]
 	txn, list := ops[OpTxn], ops[OpList]
 	txnShare := txn.Ratio + ops[OpTxnCreate].Ratio + ops[OpTxnDelete].Ratio
-	var parts []*part
+	var parts []*bench.Part
 	if data := put.Ratio + rng.Ratio; data > 0 {
 		dataWatch := watch
 		if txnShare > 0 {
@@ -59,7 +59,7 @@ func Build(p *Profile, clients []*clientv3.Client, prefix string) (bench.Workloa
 			if err != nil {
 				return nil, cfg, fmt.Errorf("profile %s: %w", p.Name, err)
 			}
-			parts = append(parts, &part{w: w, share: data / float64(len(sizes))})
+			parts = append(parts, &bench.Part{W: w, Share: data / float64(len(sizes))})
 		}
 	}
 	listPrefix, listKeys := prefix+"list/", p.Keys.Space
@@ -75,7 +75,7 @@ func Build(p *Profile, clients []*clientv3.Client, prefix string) (bench.Workloa
 		if err != nil {
 			return nil, cfg, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
-		parts = append(parts, &part{w: w, share: txnShare})
+		parts = append(parts, &bench.Part{W: w, Share: txnShare})
 		listPrefix, listKeys = c.Prefix, 0 // list the objects the txns write
 	}
 	if list.Ratio > 0 {
@@ -86,18 +86,18 @@ func Build(p *Profile, clients []*clientv3.Client, prefix string) (bench.Workloa
 		if err != nil {
 			return nil, cfg, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
-		parts = append(parts, &part{w: w, share: list.Ratio})
+		parts = append(parts, &bench.Part{W: w, Share: list.Ratio})
 	}
 	if lease.Ratio > 0 {
 		w, err := leaseWorkload(clients, p, prefix+"lease/", lease)
 		if err != nil {
 			return nil, cfg, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
-		parts = append(parts, &part{w: w, share: lease.Ratio})
+		parts = append(parts, &bench.Part{W: w, Share: lease.Ratio})
 	}
-	var w bench.Workload = compose(parts)
+	var w bench.Workload = bench.Compose(parts)
 	if len(parts) == 1 {
-		w = parts[0].w
+		w = parts[0].W
 	}
 	if p.CompactInterval > 0 {
 		w = bench.WithCompaction(w, clients[0], time.Duration(p.CompactInterval))
@@ -113,7 +113,7 @@ func objectSize(op Op, p *Profile) int { return int(cmp.Or(op.ValueSize, p.Value
 // as bench lease runs it.
 func leaseWorkload(clients []*clientv3.Client, p *Profile, prefix string, op Op) (bench.Workload, error) {
 	if op.Leases > 0 {
-		return newLeaseKeepAlive(clients, op.Leases, time.Duration(op.TTL))
+		return bench.NewLeaseKeepAlive(clients, op.Leases, cmp.Or(time.Duration(op.TTL), defaultTTL))
 	}
 	return bench.NewLease(clients, bench.LeaseConfig{
 		Prefix: prefix, ValSize: objectSize(op, p), TTL: cmp.Or(time.Duration(op.TTL), defaultTTL),

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/etcdperf/etcdperf/bench"
 )
 
 func TestBuiltinProfilesParse(t *testing.T) {
@@ -200,5 +198,3 @@ func TestValueSizes(t *testing.T) {
 		t.Errorf("valueSizes(7) = %v", got)
 	}
 }
-
-var _ bench.Workload = (*composite)(nil)

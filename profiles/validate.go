@@ -272,3 +272,10 @@ func (c *checker) notFor(op Op, i int) {
 		}
 	}
 }
+
+// minTTL is the shortest lease TTL a profile may ask for: etcd raises shorter
+// ones to its own minimum (1.5 election timeouts, 1.5 s by default) anyway.
+const minTTL = 2 * time.Second
+
+// defaultTTL is the TTL of a lease op that states none.
+const defaultTTL = 60 * time.Second

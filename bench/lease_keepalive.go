@@ -1,4 +1,4 @@
-package profiles
+package bench
 
 import (
 	"context"
@@ -9,47 +9,40 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/results"
 )
-
-// minTTL is the shortest lease TTL a profile may ask for: etcd raises shorter
-// ones to its own minimum (1.5 election timeouts, 1.5 s by default) anyway.
-const minTTL = 2 * time.Second
-
-// defaultTTL is the TTL of a lease op that states none.
-const defaultTTL = 60 * time.Second
 
 // leaseRevokeTimeout bounds the revocation of the leases after a run.
 const leaseRevokeTimeout = 30 * time.Second
 
-// leaseKeepAlive grants leases before the run and renews a random one per
+// LeaseKeepAlive grants leases before the run and renews a random one per
 // request (one LeaseKeepAlive round trip, as a client's keep-alive loop sends).
-// bench has no lease workload; this is etcdperf's adapter until it does.
-type leaseKeepAlive struct {
+// A profile's keep-alive op (Lease is the lease life: grant, puts, revoke).
+type LeaseKeepAlive struct {
 	clients []*clientv3.Client
 	n       int
 	ttl     time.Duration
 	ids     []clientv3.LeaseID
 }
 
-func newLeaseKeepAlive(clients []*clientv3.Client, n int, ttl time.Duration) (*leaseKeepAlive, error) {
+// NewLeaseKeepAlive renews n leases of ttl (whole seconds) from clients.
+func NewLeaseKeepAlive(clients []*clientv3.Client, n int, ttl time.Duration) (*LeaseKeepAlive, error) {
 	if len(clients) == 0 {
 		return nil, errors.New("lease: no clients")
 	}
-	if ttl == 0 {
-		ttl = defaultTTL
+	if ttl < time.Second {
+		return nil, fmt.Errorf("lease: ttl %s under a second", ttl)
 	}
-	return &leaseKeepAlive{clients: clients, n: n, ttl: ttl}, nil
+	return &LeaseKeepAlive{clients: clients, n: n, ttl: ttl}, nil
 }
 
 // Ops reports one op, "lease-keepalive".
-func (l *leaseKeepAlive) Ops() []bench.OpKind {
-	return []bench.OpKind{{Name: "lease-keepalive", Share: 1}}
+func (l *LeaseKeepAlive) Ops() []OpKind {
+	return []OpKind{{Name: "lease-keepalive", Share: 1}}
 }
 
 // Prepare grants the leases.
-func (l *leaseKeepAlive) Prepare(ctx context.Context, _ bench.Emit) error {
+func (l *LeaseKeepAlive) Prepare(ctx context.Context, _ Emit) error {
 	secs := int64(l.ttl / time.Second)
 	for i := range l.n {
 		resp, err := l.clients[i%len(l.clients)].Grant(ctx, secs)
@@ -62,18 +55,18 @@ func (l *leaseKeepAlive) Prepare(ctx context.Context, _ bench.Emit) error {
 }
 
 // Worker renews a random lease per request.
-func (l *leaseKeepAlive) Worker(id int) bench.Op {
+func (l *LeaseKeepAlive) Worker(id int) Op {
 	cli := l.clients[id%len(l.clients)]
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(id)))
-	return func(ctx context.Context, _ uint64) bench.Outcome {
+	return func(ctx context.Context, _ uint64) Outcome {
 		_, err := cli.KeepAliveOnce(ctx, l.ids[rng.IntN(len(l.ids))])
-		return bench.Outcome{Err: err}
+		return Outcome{Err: err}
 	}
 }
 
 // Finish revokes the leases, with a context of its own so it also runs after
 // the run was cancelled: leases left behind would outlive the run by their TTL.
-func (l *leaseKeepAlive) Finish(context.Context) {
+func (l *LeaseKeepAlive) Finish(context.Context) {
 	ctx, cancel := context.WithTimeout(context.Background(), leaseRevokeTimeout)
 	defer cancel()
 	for i, id := range l.ids {
@@ -83,4 +76,4 @@ func (l *leaseKeepAlive) Finish(context.Context) {
 }
 
 // Annotate adds nothing.
-func (l *leaseKeepAlive) Annotate([]results.Op) {}
+func (l *LeaseKeepAlive) Annotate([]results.Op) {}

@@ -1,4 +1,4 @@
-package profiles
+package bench
 
 import (
 	"context"
@@ -7,71 +7,70 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/results"
 )
 
-// part is one workload of a composite and its share of the paced requests.
-type part struct {
-	w     bench.Workload
-	share float64
-	// kinds maps the part's op kinds to the composite's.
+// Part is one workload of a Composite and its share of the paced requests.
+type Part struct {
+	W     Workload
+	Share float64
+	// kinds maps the Part's op kinds to the Composite's.
 	kinds []int
 }
 
-// composite runs several bench workloads as one: each request goes to a part
+// Composite runs several bench workloads as one: each request goes to a Part
 // drawn by share, and op kinds of the same name (the puts of every value size)
 // are reported as one op. It is the adapter that lets a profile mix what bench's
 // workloads do separately (several value sizes, leases next to puts and ranges).
-type composite struct {
-	parts []*part
-	ops   []bench.OpKind
-	// cum is the cumulative share of each part, for the draw.
+type Composite struct {
+	parts []*Part
+	ops   []OpKind
+	// cum is the cumulative share of each Part, for the draw.
 	cum []float64
 }
 
 // compose merges parts; shares sum to 1.
-func compose(parts []*part) *composite {
-	c := &composite{parts: parts}
+func Compose(parts []*Part) *Composite {
+	c := &Composite{parts: parts}
 	index := map[string]int{}
 	var acc float64
 	for _, p := range parts {
-		for _, k := range p.w.Ops() {
+		for _, k := range p.W.Ops() {
 			i, ok := index[k.Name]
 			if !ok {
 				i = len(c.ops)
 				index[k.Name] = i
-				c.ops = append(c.ops, bench.OpKind{Name: k.Name})
+				c.ops = append(c.ops, OpKind{Name: k.Name})
 			}
-			c.ops[i].Share += p.share * k.Share
+			c.ops[i].Share += p.Share * k.Share
 			p.kinds = append(p.kinds, i)
 		}
-		acc += p.share
+		acc += p.Share
 		c.cum = append(c.cum, acc)
 	}
 	return c
 }
 
-// SetDirect gives every part that takes them the direct load connections.
-func (c *composite) SetDirect(conns []grpc.ClientConnInterface) {
+// SetDirect gives every Part that takes them the direct load connections.
+func (c *Composite) SetDirect(conns []grpc.ClientConnInterface) {
 	for _, p := range c.parts {
-		if d, ok := p.w.(bench.Directed); ok {
+		if d, ok := p.W.(Directed); ok {
 			d.SetDirect(conns)
 		}
 	}
 }
 
 // Ops reports the merged op kinds.
-func (c *composite) Ops() []bench.OpKind { return c.ops }
+func (c *Composite) Ops() []OpKind { return c.ops }
 
-// Worker draws a part for each request and maps its outcome's kind.
-func (c *composite) Worker(id int) bench.Op {
-	ops := make([]bench.Op, len(c.parts))
+// Worker draws a Part for each request and maps its outcome's kind.
+func (c *Composite) Worker(id int) Op {
+	ops := make([]Op, len(c.parts))
 	for i, p := range c.parts {
-		ops[i] = p.w.Worker(id)
+		ops[i] = p.W.Worker(id)
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(id)+1<<32))
-	return func(ctx context.Context, seq uint64) bench.Outcome {
+	return func(ctx context.Context, seq uint64) Outcome {
 		x := rng.Float64() * c.cum[len(c.cum)-1]
 		i := 0
 		for i < len(c.cum)-1 && x >= c.cum[i] {
@@ -83,10 +82,10 @@ func (c *composite) Worker(id int) bench.Op {
 	}
 }
 
-// Prepare prepares every part in turn, each emitting under its mapped kinds.
-func (c *composite) Prepare(ctx context.Context, emit bench.Emit) error {
+// Prepare prepares every Part in turn, each emitting under its mapped kinds.
+func (c *Composite) Prepare(ctx context.Context, emit Emit) error {
 	for _, p := range c.parts {
-		pp, ok := p.w.(bench.Preparer)
+		pp, ok := p.W.(Preparer)
 		if !ok {
 			continue
 		}
@@ -100,21 +99,21 @@ func (c *composite) Prepare(ctx context.Context, emit bench.Emit) error {
 	return nil
 }
 
-// Finish finishes every part that prepared (bench calls Finish whenever Prepare
-// ran, also after a failed Prepare, so every part is finished).
-func (c *composite) Finish(ctx context.Context) {
+// Finish finishes every Part that prepared (bench calls Finish whenever Prepare
+// ran, also after a failed Prepare, so every Part is finished).
+func (c *Composite) Finish(ctx context.Context) {
 	for _, p := range c.parts {
-		if f, ok := p.w.(bench.Finisher); ok {
+		if f, ok := p.W.(Finisher); ok {
 			f.Finish(ctx)
 		}
 	}
 }
 
-// Annotate lets each part annotate its own ops, then adds the watch counts into
+// Annotate lets each Part annotate its own ops, then adds the watch counts into
 // the merged op. Only watch fields are annotated by bench's workloads.
-func (c *composite) Annotate(ops []results.Op) {
+func (c *Composite) Annotate(ops []results.Op) {
 	for _, p := range c.parts {
-		f, ok := p.w.(bench.Finisher)
+		f, ok := p.W.(Finisher)
 		if !ok {
 			continue
 		}
