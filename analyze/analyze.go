@@ -49,6 +49,9 @@ type Report struct {
 	Hardware *finding.HardwareGrade `json:"hardware,omitempty"`
 	// Notes are things the analysis could not use (failed scrapes, unparseable text).
 	Notes []string `json:"notes,omitempty"`
+	// Verbose makes the simple rendering show every signal; without it, only the
+	// findings at warn or above are shown in full (JSON always holds everything).
+	Verbose bool `json:"-"`
 }
 
 // Run analyzes a run file. It fails only on input it cannot read at all (nil, or

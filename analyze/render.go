@@ -42,9 +42,32 @@ func (r Report) writeSimple(w io.Writer) error {
 		p.f("ranked: %s\n", strings.Join(r.Verdict.Ranked, " > "))
 	}
 	writeVersions(p, r.Verdict.Versions)
+	// At a glance: the classes that need attention in full, the rest in one line each.
+	quiet := map[finding.Severity][]string{}
 	for _, f := range r.Findings {
+		if !r.Verbose && !f.Severity.Bad() {
+			quiet[f.Severity] = append(quiet[f.Severity], string(f.Class))
+		}
+	}
+	for _, sev := range []finding.Severity{finding.OK, finding.Unknown} {
+		if len(quiet[sev]) > 0 {
+			p.f("\n[%s] %s (-v shows every signal)", sev, strings.Join(quiet[sev], ", "))
+		}
+	}
+	if len(quiet) > 0 {
+		p.f("\n")
+	}
+	for _, f := range r.Findings {
+		if !r.Verbose && !f.Severity.Bad() {
+			continue
+		}
 		p.f("\n[%s] %s: %s\n", f.Severity, f.Class, f.Summary)
+		hidden := 0
 		for _, e := range f.Evidence {
+			if !r.Verbose && !e.Severity.Bad() {
+				hidden++
+				continue
+			}
 			sig := e.Signal
 			if e.Member != "" {
 				sig += " @" + e.Where()
@@ -59,6 +82,9 @@ func (r Report) writeSimple(w io.Writer) error {
 			p.f("          observed:  %s\n", e.Observed)
 			p.f("          threshold: %s\n", e.Threshold)
 			p.f("          source:    %s\n", e.Source)
+		}
+		if hidden > 0 {
+			p.f("  (%d more signal(s) within thresholds or not measured; -v shows them)\n", hidden)
 		}
 		if f.Advice != "" && (f.Severity == finding.Warn || f.Severity == finding.Fail) {
 			p.f("  advice: %s\n", f.Advice)

@@ -73,6 +73,7 @@ garbage, a run file of another version).`,
 			if a.output == "json" {
 				err = a.printJSON(rep)
 			} else {
+				rep.Verbose = a.verbose
 				err = rep.Write(a.stdout, a.output)
 			}
 			if err != nil {

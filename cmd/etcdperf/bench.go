@@ -514,6 +514,7 @@ func (a *app) printBench(run *results.Run, runFile string, rep *analyze.Report) 
 	a.benchFooter(run, runFile)
 	if rep != nil {
 		fmt.Fprintln(a.stdout)
+		rep.Verbose = a.verbose
 		return rep.Write(a.stdout, a.output)
 	}
 	return nil

@@ -269,6 +269,8 @@ func (a *app) printCheck(out checkJSON, rep analyze.Report) error {
 	}
 	w := a.stdout
 	p := out.Profile
+	// The answer first: the verdict, etcdctl's rule beside it, the bottleneck.
+	fmt.Fprintf(w, "%s  %s: %s (etcdctl's rule: %s)\n", strings.ToUpper(out.Verdict.Status), p.Name, out.Verdict.Summary, strings.ToUpper(out.Compat.Status))
 	fmt.Fprintf(w, "check %s v%d: %s\n", p.Name, p.Version, p.Description)
 	fmt.Fprintf(w, "offered %g req/s from %d clients over %d connection(s); measured %.2fs\n", p.Rate, p.Clients, p.Connections, out.DurationS)
 	for _, op := range out.Ops {
@@ -288,12 +290,19 @@ func (a *app) printCheck(out checkJSON, rep analyze.Report) error {
 	}
 	fmt.Fprintf(w, "\ndefault verdict (etcdperf): %s\n", strings.ToUpper(out.Verdict.Status))
 	tw := a.table()
+	passed := 0
 	for _, cr := range out.Criteria {
 		mark := "ok"
 		if !cr.Pass {
 			mark = "FAIL"
+		} else if !a.verbose {
+			passed++
+			continue
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", mark, cr.Name, cr.Observed, cr.Threshold)
+	}
+	if passed > 0 {
+		fmt.Fprintf(tw, "  ok\t%d criteria met (-v lists them)\n", passed)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -304,6 +313,7 @@ func (a *app) printCheck(out checkJSON, rep analyze.Report) error {
 	if a.output == "table" {
 		format = analyze.FormatTable
 	}
+	rep.Verbose = a.verbose
 	if err := rep.Write(w, format); err != nil {
 		return err
 	}

@@ -39,6 +39,7 @@ type app struct {
 	// stdout is stderr.
 	runOut     io.Writer
 	debug      bool
+	verbose    bool // -v: every signal, not only those at warn or above
 	cpuProfile string
 	// stopProfile ends the CPU profile started for --cpu-profile.
 	stopProfile func()
@@ -100,6 +101,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.runFile, "run-file", "", "path of the run file to write (default: a new file in --results-dir); - writes it to stdout, and the summary to stderr")
 	pf.StringVar(&a.cpuProfile, "cpu-profile", "", "write a Go CPU profile of etcdperf itself to this file (for developers)")
 	_ = pf.MarkHidden("cpu-profile")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "show every signal of the diagnosis, not only the findings at warn or above (JSON always holds everything)")
 	pf.BoolVar(&a.debug, "debug", false, "etcdperf's own, not etcdctl's (which logs gRPC): after an error, show the chain of wrapped errors with their types")
 	for _, c := range commands {
 		root.AddCommand(c(a))
