@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/etcd/server/v3/storage"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // Options are the settings both modes share. Zero values of the tuning settings
@@ -124,7 +125,7 @@ func finish(r *Report, o Options, m clusterMetrics) {
 		db.QuotaBytes, db.QuotaSource = int64(*m.quota), "metrics (etcd_server_quota_backend_bytes)"
 	default:
 		db.QuotaBytes, db.QuotaSource = storage.DefaultQuotaBytes, "etcd's default (assumed)"
-		r.Assumptions = append(r.Assumptions, fmt.Sprintf("quota is etcd's default %s (not read from the cluster; set --quota-bytes)", fmtBytes(storage.DefaultQuotaBytes)))
+		r.Assumptions = append(r.Assumptions, fmt.Sprintf("quota is etcd's default %s (not read from the cluster; set --quota-bytes)", units.Bytes(storage.DefaultQuotaBytes)))
 	}
 	db.QuotaUsed = float64(db.SizeBytes) / float64(db.QuotaBytes)
 

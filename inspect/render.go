@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // maxTextPrefixes bounds the prefixes listed by the simple text form; JSON and
@@ -18,9 +20,9 @@ func WriteText(w io.Writer, r *Report) error {
 	if r.KeyPrefix != "" {
 		fmt.Fprintf(b, ", keys under %s", quoteKey(r.KeyPrefix))
 	}
-	fmt.Fprintf(b, "\n\ntotal: %d keys, %s of keys, %s of values%s\n", r.Total.Keys, fmtBytes(r.Total.KeyBytes), fmtBytes(r.Total.ValueBytes), valuesNote(r))
+	fmt.Fprintf(b, "\n\ntotal: %d keys, %s of keys, %s of values%s\n", r.Total.Keys, units.Bytes(r.Total.KeyBytes), units.Bytes(r.Total.ValueBytes), valuesNote(r))
 	v := r.ValueSize
-	fmt.Fprintf(b, "value size: p50 %s, p90 %s, p99 %s, max %s\n", fmtBytes(v.P50), fmtBytes(v.P90), fmtBytes(v.P99), fmtBytes(v.Max))
+	fmt.Fprintf(b, "value size: p50 %s, p90 %s, p99 %s, max %s\n", units.Bytes(v.P50), units.Bytes(v.P90), units.Bytes(v.P99), units.Bytes(v.Max))
 
 	fmt.Fprintf(b, "\nprefixes (depth %d, largest first):\n", r.Depth)
 	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
@@ -30,7 +32,7 @@ func WriteText(w io.Writer, r *Report) error {
 			break
 		}
 		fmt.Fprintf(tw, "  %s\t%d keys\t%s keys\t%s values\tp99 value %s\t%d old revisions\n", quoteKey(p.Prefix), p.Keys,
-			fmtBytes(p.KeyBytes), fmtBytes(p.ValueBytes), fmtBytes(p.ValueSize.P99), p.OldRevisions)
+			units.Bytes(p.KeyBytes), units.Bytes(p.ValueBytes), units.Bytes(p.ValueSize.P99), p.OldRevisions)
 	}
 	tw.Flush()
 	if len(r.Largest) > 0 {
@@ -55,13 +57,13 @@ func WriteText(w io.Writer, r *Report) error {
 		deepest = fmt.Sprintf(" (deepest %d: %s)", h.MaxDepth, quoteKey(h.MaxDepthKey))
 	}
 	fmt.Fprintf(b, "\nhistory: %s, %d revisions since; %d old revisions in %d keys%s, %d deleted keys; compaction would free %s%s\n",
-		compacted, h.RevisionsSinceCompaction, h.OldRevisions, h.KeysWithHistory, deepest, h.DeletedKeys, fmtBytes(h.CompactionFreesBytes), estimate)
+		compacted, h.RevisionsSinceCompaction, h.OldRevisions, h.KeysWithHistory, deepest, h.DeletedKeys, units.Bytes(h.CompactionFreesBytes), estimate)
 	db := r.DB
-	fmt.Fprintf(b, "db: %s, %s in use (ratio %.2f); quota %s (%s), %.1f%% used\n", fmtBytes(db.SizeBytes), fmtBytes(db.InUseBytes), db.InUseRatio,
-		fmtBytes(db.QuotaBytes), db.QuotaSource, 100*db.QuotaUsed)
+	fmt.Fprintf(b, "db: %s, %s in use (ratio %.2f); quota %s (%s), %.1f%% used\n", units.Bytes(db.SizeBytes), units.Bytes(db.InUseBytes), db.InUseRatio,
+		units.Bytes(db.QuotaBytes), db.QuotaSource, 100*db.QuotaUsed)
 	fmt.Fprintf(b, "recovery: a new member needs ≈ %s for the snapshot (disk %.0f MB/s, network %.0f MB/s)\n", fmtSeconds(r.Recovery.Seconds), r.Recovery.DiskMBps, r.Recovery.NetMBps)
 	if g := r.Growth; g != nil {
-		fmt.Fprintf(b, "growth: %s/day since %s", fmtBytes(int64(g.BytesPerDay)), g.PreviousAt.Format("2006-01-02 15:04"))
+		fmt.Fprintf(b, "growth: %s/day since %s", units.Bytes(int64(g.BytesPerDay)), g.PreviousAt.Format("2006-01-02 15:04"))
 		if g.DaysToQuota != nil {
 			fmt.Fprintf(b, ", quota reached in %.1f days", *g.DaysToQuota)
 		}
@@ -88,9 +90,9 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 	}
 	if r.Source == "snapshot" {
-		fmt.Fprintf(b, "\nread %s from the file in %.2fs\n", fmtBytes(r.Scan.BytesRead), r.Scan.DurationS)
+		fmt.Fprintf(b, "\nread %s from the file in %.2fs\n", units.Bytes(r.Scan.BytesRead), r.Scan.DurationS)
 	} else {
-		fmt.Fprintf(b, "\nread %s in %d requests (%d pages) in %.2fs\n", fmtBytes(r.Scan.BytesRead), r.Scan.Requests, r.Scan.Pages, r.Scan.DurationS)
+		fmt.Fprintf(b, "\nread %s in %d requests (%d pages) in %.2fs\n", units.Bytes(r.Scan.BytesRead), r.Scan.Requests, r.Scan.Pages, r.Scan.DurationS)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -142,7 +144,7 @@ func valuesNote(r *Report) string {
 func writeKeys(b *strings.Builder, keys []KeyInfo) {
 	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 	for _, k := range keys {
-		fmt.Fprintf(tw, "  %s\t%s\tkey %d B\tvalue %s\tversion %d\n", quoteKey(k.Key), fmtBytes(k.size()), k.KeyBytes, fmtBytes(k.ValueBytes), k.Version)
+		fmt.Fprintf(tw, "  %s\t%s\tkey %d B\tvalue %s\tversion %d\n", quoteKey(k.Key), units.Bytes(k.size()), k.KeyBytes, units.Bytes(k.ValueBytes), k.Version)
 	}
 	tw.Flush()
 }

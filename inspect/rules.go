@@ -8,6 +8,7 @@ import (
 	"go.etcd.io/etcd/server/v3/storage"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // Thresholds, each with its source. The ones marked "heuristic" are etcdperf's own
@@ -68,7 +69,7 @@ func valueSizeFinding(r *Report, o Options) finding.Finding {
 	if len(r.Largest) > 0 {
 		largest = r.Largest[0].size()
 	}
-	ev := finding.Evidence{Signal: "largest key+value", Observed: fmtBytes(largest), Threshold: "< " + fmtBytes(near) + " (2/3 of the " + fmtBytes(limit) + " request limit)",
+	ev := finding.Evidence{Signal: "largest key+value", Observed: units.Bytes(largest), Threshold: "< " + units.Bytes(near) + " (2/3 of the " + units.Bytes(limit) + " request limit)",
 		Source: srcRequestLimit, Severity: finding.OK}
 	if len(r.Largest) > 0 {
 		ev.Observed += " (" + r.Largest[0].Key + ")"
@@ -82,12 +83,12 @@ func valueSizeFinding(r *Report, o Options) finding.Finding {
 	f.Severity = ev.Severity
 	f.Evidence = append(f.Evidence, ev,
 		finding.Evidence{Signal: "keys near the request limit", Observed: fmt.Sprint(len(r.NearLimit)), Threshold: "0", Source: srcRequestLimit, Severity: ev.Severity},
-		finding.Evidence{Signal: "value size p99", Observed: fmtBytes(r.ValueSize.P99), Threshold: "informational", Source: "HdrHistogram of value sizes", Severity: finding.OK})
+		finding.Evidence{Signal: "value size p99", Observed: units.Bytes(r.ValueSize.P99), Threshold: "informational", Source: "HdrHistogram of value sizes", Severity: finding.OK})
 	switch f.Severity {
 	case finding.OK:
-		f.Summary = fmt.Sprintf("values are small enough: largest key+value %s, p99 value %s", fmtBytes(largest), fmtBytes(r.ValueSize.P99))
+		f.Summary = fmt.Sprintf("values are small enough: largest key+value %s, p99 value %s", units.Bytes(largest), units.Bytes(r.ValueSize.P99))
 	default:
-		f.Summary = fmt.Sprintf("%d key(s) near or over the %s request limit; largest key+value %s", len(r.NearLimit), fmtBytes(limit), fmtBytes(largest))
+		f.Summary = fmt.Sprintf("%d key(s) near or over the %s request limit; largest key+value %s", len(r.NearLimit), units.Bytes(limit), units.Bytes(largest))
 		f.Advice = "large values are written to the WAL and sent to every follower, and kept in the raft log in memory: split them, " +
 			"compress them, or store them elsewhere and keep a reference in etcd; an update that grows past the limit will be rejected"
 	}
@@ -118,7 +119,7 @@ func rangeSizeFinding(r *Report) finding.Finding {
 		}
 		if len(f.Evidence) < 5 {
 			f.Evidence = append(f.Evidence, finding.Evidence{Signal: "unpaginated list of " + quoteKey(p.Prefix),
-				Observed: fmt.Sprintf("%d keys, %s", p.Keys, fmtBytes(bytes)), Threshold: fmt.Sprintf("< %d keys and < %s (fail ≥ %s)", rangeWarnKeys, fmtBytes(rangeWarnBytes), fmtBytes(rangeFailBytes)),
+				Observed: fmt.Sprintf("%d keys, %s", p.Keys, units.Bytes(bytes)), Threshold: fmt.Sprintf("< %d keys and < %s (fail ≥ %s)", rangeWarnKeys, units.Bytes(rangeWarnBytes), units.Bytes(rangeFailBytes)),
 				Source: srcRange, Severity: sev})
 		}
 	}
@@ -126,8 +127,8 @@ func rangeSizeFinding(r *Report) finding.Finding {
 		f.Summary = fmt.Sprintf("no prefix (depth %d) is too large to list in one range", r.Depth)
 		if len(r.Prefixes) > 0 {
 			p := r.Prefixes[0]
-			f.Evidence = append(f.Evidence, finding.Evidence{Signal: "largest prefix " + quoteKey(p.Prefix), Observed: fmt.Sprintf("%d keys, %s", p.Keys, fmtBytes(p.KeyBytes+p.ValueBytes)),
-				Threshold: fmt.Sprintf("< %d keys and < %s", rangeWarnKeys, fmtBytes(rangeWarnBytes)), Source: srcRange, Severity: finding.OK})
+			f.Evidence = append(f.Evidence, finding.Evidence{Signal: "largest prefix " + quoteKey(p.Prefix), Observed: fmt.Sprintf("%d keys, %s", p.Keys, units.Bytes(p.KeyBytes+p.ValueBytes)),
+				Threshold: fmt.Sprintf("< %d keys and < %s", rangeWarnKeys, units.Bytes(rangeWarnBytes)), Source: srcRange, Severity: finding.OK})
 		}
 		return f
 	}
@@ -140,8 +141,8 @@ func rangeSizeFinding(r *Report) finding.Finding {
 func historyFinding(r *Report) finding.Finding {
 	h := r.History
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
-	ev := finding.Evidence{Signal: "compaction would free", Observed: fmtBytes(h.CompactionFreesBytes),
-		Threshold: fmt.Sprintf("< %s or < 50%% of in-use", fmtBytes(historyWarnBytes)), Source: srcHistory, Severity: finding.OK}
+	ev := finding.Evidence{Signal: "compaction would free", Observed: units.Bytes(h.CompactionFreesBytes),
+		Threshold: fmt.Sprintf("< %s or < 50%% of in-use", units.Bytes(historyWarnBytes)), Source: srcHistory, Severity: finding.OK}
 	if h.CompactionFreesBytes >= historyWarnBytes && r.DB.InUseBytes > 0 && float64(h.CompactionFreesBytes) >= 0.5*float64(r.DB.InUseBytes) {
 		ev.Severity = finding.Warn
 	}
@@ -164,13 +165,13 @@ func historyFinding(r *Report) finding.Finding {
 func fragmentationFinding(r *Report) finding.Finding {
 	db := r.DB
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
-	ev := finding.Evidence{Signal: "db in-use / size", Observed: fmt.Sprintf("%.2f (%s of %s)", db.InUseRatio, fmtBytes(db.InUseBytes), fmtBytes(db.SizeBytes)),
-		Threshold: fmt.Sprintf("≥ %.1f when in-use > %s", fragRatio, fmtBytes(fragMinInUse)), Source: srcFrag, Severity: finding.OK}
+	ev := finding.Evidence{Signal: "db in-use / size", Observed: fmt.Sprintf("%.2f (%s of %s)", db.InUseRatio, units.Bytes(db.InUseBytes), units.Bytes(db.SizeBytes)),
+		Threshold: fmt.Sprintf("≥ %.1f when in-use > %s", fragRatio, units.Bytes(fragMinInUse)), Source: srcFrag, Severity: finding.OK}
 	if db.InUseRatio < fragRatio && db.InUseBytes > fragMinInUse {
 		ev.Severity = finding.Warn
 	}
 	f.Severity, f.Evidence = ev.Severity, []finding.Evidence{ev}
-	f.Summary = fmt.Sprintf("db %s, %s in use (%.0f%% free space inside the file)", fmtBytes(db.SizeBytes), fmtBytes(db.InUseBytes), 100*(1-db.InUseRatio))
+	f.Summary = fmt.Sprintf("db %s, %s in use (%.0f%% free space inside the file)", units.Bytes(db.SizeBytes), units.Bytes(db.InUseBytes), 100*(1-db.InUseRatio))
 	if f.Severity == finding.Warn {
 		f.Advice = "defragment (etcdctl defrag --endpoints=<one member>), one member at a time: it blocks that member while it runs; the quota counts the file size, not the in-use part"
 	}
@@ -180,7 +181,7 @@ func fragmentationFinding(r *Report) finding.Finding {
 func quotaFinding(r *Report) finding.Finding {
 	db := r.DB
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
-	ev := finding.Evidence{Signal: "db size / quota", Observed: fmt.Sprintf("%.1f%% (%s of %s, quota from %s)", 100*db.QuotaUsed, fmtBytes(db.SizeBytes), fmtBytes(db.QuotaBytes), db.QuotaSource),
+	ev := finding.Evidence{Signal: "db size / quota", Observed: fmt.Sprintf("%.1f%% (%s of %s, quota from %s)", 100*db.QuotaUsed, units.Bytes(db.SizeBytes), units.Bytes(db.QuotaBytes), db.QuotaSource),
 		Threshold: fmt.Sprintf("< %.0f%% (fail ≥ %.0f%%)", 100*quotaWarn, 100*quotaFail), Source: srcQuota, Severity: finding.OK}
 	switch {
 	case db.QuotaUsed >= quotaFail:
@@ -190,12 +191,12 @@ func quotaFinding(r *Report) finding.Finding {
 	}
 	f.Severity, f.Evidence = ev.Severity, []finding.Evidence{ev}
 	if db.QuotaBytes > storage.MaxQuotaBytes {
-		f.Evidence = append(f.Evidence, finding.Evidence{Signal: "quota", Observed: fmtBytes(db.QuotaBytes), Threshold: "≤ " + fmtBytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: finding.Warn})
+		f.Evidence = append(f.Evidence, finding.Evidence{Signal: "quota", Observed: units.Bytes(db.QuotaBytes), Threshold: "≤ " + units.Bytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: finding.Warn})
 		if f.Severity == finding.OK {
 			f.Severity = finding.Warn
 		}
 	}
-	f.Summary = fmt.Sprintf("db uses %.1f%% of its %s quota", 100*db.QuotaUsed, fmtBytes(db.QuotaBytes))
+	f.Summary = fmt.Sprintf("db uses %.1f%% of its %s quota", 100*db.QuotaUsed, units.Bytes(db.QuotaBytes))
 	if f.Severity != finding.OK {
 		f.Advice = "at the quota etcd raises a NOSPACE alarm and refuses writes: compact, defragment, delete unneeded keys, or raise --quota-backend-bytes (keep it ≤ 8 GiB)"
 	}
@@ -205,13 +206,13 @@ func quotaFinding(r *Report) finding.Finding {
 func recoveryFinding(r *Report) finding.Finding {
 	rc := r.Recovery
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
-	ev := finding.Evidence{Signal: "db size (snapshot a new member receives)", Observed: fmt.Sprintf("%s ≈ %s at %.0f MB/s", fmtBytes(r.DB.SizeBytes), fmtSeconds(rc.Seconds), min(rc.DiskMBps, rc.NetMBps)),
-		Threshold: "≤ " + fmtBytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: finding.OK}
+	ev := finding.Evidence{Signal: "db size (snapshot a new member receives)", Observed: fmt.Sprintf("%s ≈ %s at %.0f MB/s", units.Bytes(r.DB.SizeBytes), fmtSeconds(rc.Seconds), min(rc.DiskMBps, rc.NetMBps)),
+		Threshold: "≤ " + units.Bytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: finding.OK}
 	if r.DB.SizeBytes > storage.MaxQuotaBytes {
 		ev.Severity = finding.Warn
 	}
 	f.Severity, f.Evidence = ev.Severity, []finding.Evidence{ev}
-	f.Summary = fmt.Sprintf("a new member or learner needs ≈ %s to receive and write the %s snapshot", fmtSeconds(rc.Seconds), fmtBytes(r.DB.SizeBytes))
+	f.Summary = fmt.Sprintf("a new member or learner needs ≈ %s to receive and write the %s snapshot", fmtSeconds(rc.Seconds), units.Bytes(r.DB.SizeBytes))
 	if f.Severity == finding.Warn {
 		f.Advice = "recovery time grows with the data: keep the db under 8 GiB (compact, defragment, move bulk data elsewhere)"
 	}
@@ -221,7 +222,7 @@ func recoveryFinding(r *Report) finding.Finding {
 func growthFinding(r *Report) finding.Finding {
 	g := r.Growth
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
-	obs := fmt.Sprintf("%s/day since %s", fmtBytes(int64(g.BytesPerDay)), g.PreviousAt.Format(time.RFC3339))
+	obs := fmt.Sprintf("%s/day since %s", units.Bytes(int64(g.BytesPerDay)), g.PreviousAt.Format(time.RFC3339))
 	ev := finding.Evidence{Signal: "days until the quota", Observed: "not growing (" + obs + ")", Threshold: fmt.Sprintf("> %d days (fail ≤ %d)", growthWarnDays, growthFailDays), Source: srcGrowth, Severity: finding.OK}
 	if g.DaysToQuota != nil {
 		ev.Observed = fmt.Sprintf("%.1f days (%s)", *g.DaysToQuota, obs)
@@ -282,13 +283,13 @@ func timingFinding(r *Report) finding.Finding {
 
 func raftLogFinding(r *Report) finding.Finding {
 	t := r.Tuning
-	ev := finding.Evidence{Signal: "raft log in memory (snapshot-count × average key+value)", Observed: fmt.Sprintf("≈ %s (%d × %s)", fmtBytes(t.RaftLogBytes), t.SnapshotCount, fmtBytes(avgEntry(r))),
-		Threshold: "< " + fmtBytes(raftLogWarnBytes), Source: srcSnapshot, Severity: finding.OK}
+	ev := finding.Evidence{Signal: "raft log in memory (snapshot-count × average key+value)", Observed: fmt.Sprintf("≈ %s (%d × %s)", units.Bytes(t.RaftLogBytes), t.SnapshotCount, units.Bytes(avgEntry(r))),
+		Threshold: "< " + units.Bytes(raftLogWarnBytes), Source: srcSnapshot, Severity: finding.OK}
 	if t.RaftLogBytes >= raftLogWarnBytes {
 		ev.Severity = finding.Warn
 	}
 	f := finding.Finding{Class: finding.ClassMemory, Severity: ev.Severity, Evidence: []finding.Evidence{ev},
-		Summary: fmt.Sprintf("with --snapshot-count %d the raft log may hold ≈ %s in memory", t.SnapshotCount, fmtBytes(t.RaftLogBytes))}
+		Summary: fmt.Sprintf("with --snapshot-count %d the raft log may hold ≈ %s in memory", t.SnapshotCount, units.Bytes(t.RaftLogBytes))}
 	if f.Severity == finding.Warn {
 		f.Advice = "lower --snapshot-count, or shrink the values: the in-memory raft log scales with both"
 	}
@@ -304,21 +305,6 @@ func avgEntry(r *Report) int64 {
 
 // quoteKey shows a key or prefix readably, whatever bytes it holds.
 func quoteKey(k string) string { return fmt.Sprintf("%q", k) }
-
-// fmtBytes renders a byte count with a binary unit.
-func fmtBytes(n int64) string {
-	const unit = 1024
-	if n < unit && n > -unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, units := float64(n), []string{"KiB", "MiB", "GiB", "TiB", "PiB"}
-	i := -1
-	for math.Abs(v) >= unit && i < len(units)-1 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
-}
 
 // fmtSeconds renders a duration estimate.
 func fmtSeconds(s float64) string {

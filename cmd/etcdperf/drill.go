@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // drillFlags are the options both drills share.
@@ -157,15 +156,11 @@ func drillFill(root string, fill, fillValue int64, shape string) (drill.FillSpec
 	if shape == "" {
 		return drill.SizeFill(root, fill, int(fillValue))
 	}
-	b, err := os.ReadFile(shape)
+	r, err := inspect.ReadReport(shape)
 	if err != nil {
 		return drill.FillSpec{}, fmt.Errorf("--shape: %w", err)
 	}
-	var r inspect.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return drill.FillSpec{}, fmt.Errorf("--shape %s: not the output of inspect -w json: %w", shape, err)
-	}
-	return drill.ShapeFill(root, &r, fill)
+	return drill.ShapeFill(root, r, fill)
 }
 
 // runFill writes the fill, refusing a prefix in use unless --force.
@@ -185,7 +180,7 @@ func (a *app) runFill(ctx context.Context, cli *clientv3.Client, f drill.FillSpe
 		}
 	}
 	start := time.Now()
-	fmt.Fprintf(a.stderr, "drill: filling %s under %s\n", fmtBytes(f.Bytes()), f.Root)
+	fmt.Fprintf(a.stderr, "drill: filling %s under %s\n", units.Bytes(f.Bytes()), f.Root)
 	if err := drill.Fill(ctx, cli, f, nil); err != nil {
 		return err
 	}
@@ -203,18 +198,6 @@ func (a *app) deleteFill(cli *clientv3.Client, f drill.FillSpec) {
 	if _, err := cli.Delete(ctx, f.Root, clientv3.WithPrefix()); err != nil {
 		fmt.Fprintf(a.stderr, "drill: could not delete the fill under %s: %v\n", f.Root, err)
 	}
-}
-
-func fmtBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // drillExit maps a drill's outcome to the exit code: refused or failed to run 2,
