@@ -85,6 +85,9 @@ type Progress struct {
 	Elapsed  time.Duration // since the load started, warm-up included
 	Measured time.Duration // of the measured window; 0 during warm-up
 	Requests int64         // measured requests so far (watch events are not requests)
+	Errors   int64         // of them, failed
+	Rate     float64       // requests completed in the last full second
+	P99      time.Duration // response time p99 of the window so far (the slowest op's), as of the last full second
 }
 
 // Config bounds and shapes a run.
@@ -459,7 +462,8 @@ func (e *engine) progress() (stop func()) {
 				return
 			case <-t.C:
 				el := e.since()
-				e.cfg.Progress(Progress{Elapsed: el, Measured: max(el-e.cfg.Warmup, 0), Requests: e.rec.count.Load()})
+				e.cfg.Progress(Progress{Elapsed: el, Measured: max(el-e.cfg.Warmup, 0), Requests: e.rec.count.Load(),
+					Errors: e.rec.errs.Load(), Rate: float64(e.rec.lastRate.Load()), P99: time.Duration(e.rec.p99Us.Load()) * time.Microsecond})
 			}
 		}
 	}()

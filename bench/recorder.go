@@ -69,7 +69,12 @@ type recorder struct {
 	pacedReq           int64 // paced samples
 	paced              int64 // successful paced samples, for the achieved rate
 	count              atomic.Int64
-	err                error
+	// errs, lastRate and p99Us are for the progress bar: failed requests so far,
+	// requests in the last closed second, the window's response p99 at its end.
+	errs     atomic.Int64
+	lastRate atomic.Int64
+	p99Us    atomic.Int64
+	err      error
 	// padTo, set before in is closed, is when the load stopped (ns since the
 	// run's start): the seconds up to it get intervals, empty ones too, so a run
 	// whose requests all hung until it stopped shows those seconds.
@@ -156,6 +161,7 @@ func (r *recorder) add(s sample) {
 	if s.code != uint8(codes.OK) {
 		o.codes[s.code]++
 		o.ierr++
+		r.errs.Add(1)
 	} else {
 		o.sent += s.sent
 		o.recv += s.recv
@@ -194,6 +200,14 @@ func (r *recorder) closeSecond(end int64) {
 	start := time.Unix(r.cur, 0).UTC()
 	lo, hi := max(r.cur*int64(time.Second), r.t0Unix+r.from), min((r.cur+1)*int64(time.Second), end)
 	covered := math.Round(float64(max(hi-lo, int64(time.Millisecond)))/1e6) / 1e3 // ms precision
+	var secReq, p99 int64
+	for i := range r.ops {
+		secReq += r.ops[i].ireq
+		// Once a second, not per request: a scan of the histogram's counts.
+		p99 = max(p99, r.ops[i].resp.ValueAtQuantile(99))
+	}
+	r.lastRate.Store(secReq)
+	r.p99Us.Store(p99)
 	for i := range r.ops {
 		o := &r.ops[i]
 		iv := results.Interval{Start: start, Seconds: covered, Requests: o.ireq, Errors: o.ierr, Unsent: o.iunsent}

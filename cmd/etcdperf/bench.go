@@ -379,6 +379,7 @@ func (a *app) benchClients(t *target, conns int) ([]*clientv3.Client, error) {
 type benchBar struct {
 	bar     *pb.ProgressBar
 	byCount bool
+	total   time.Duration
 }
 
 func newBenchBar(w io.Writer, cfg bench.Config) *benchBar {
@@ -387,16 +388,26 @@ func newBenchBar(w io.Writer, cfg bench.Config) *benchBar {
 	if !b.byCount {
 		n = int64(cfg.Duration / time.Second)
 	}
-	b.bar = pb.New64(n).SetWriter(w).Start()
+	b.total = cfg.Duration
+	// What k6 and vegeta users expect to read: elapsed of total, requests and
+	// errors so far, the current rate and the running p99.
+	b.bar = pb.New64(n).SetTemplateString(`{{bar . "[" "=" ">" " " "]"}} {{string . "stats"}}`).SetWriter(w).Start()
 	return b
 }
 
 func (b *benchBar) update(p bench.Progress) {
+	progress := fmt.Sprintf("%d/%d req", p.Requests, b.bar.Total())
 	if b.byCount {
 		b.bar.SetCurrent(p.Requests)
 	} else {
 		b.bar.SetCurrent(int64(p.Measured / time.Second))
+		progress = fmt.Sprintf("%s/%s  %d req", p.Measured.Truncate(time.Second), b.total, p.Requests)
 	}
+	p99 := "-"
+	if p.P99 > 0 {
+		p99 = fmtMs(float64(p.P99) / float64(time.Millisecond))
+	}
+	b.bar.Set("stats", fmt.Sprintf("%s  %d err  %.0f req/s  p99 %s", progress, p.Errors, p.Rate, p99))
 }
 
 func (b *benchBar) finish() { b.bar.Finish() }
