@@ -183,7 +183,7 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 		}
 		return nil
 	}
-	if err := checkPrefix(ctx, cfg.KV, cfg.Prefix, cfg.Force); err != nil {
+	if err := CheckPrefix(ctx, cfg.KV, cfg.Prefix, cfg.Force); err != nil {
 		if l := lost(); l != nil {
 			return l
 		}
@@ -195,7 +195,7 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 			err = fmt.Errorf("%w; the keys under %q could not be deleted", err, cfg.Prefix)
 			return
 		}
-		if cerr := cleanup(cfg.KV, cfg.Prefix, ctx.Err() != nil); cerr != nil {
+		if cerr := Cleanup(cfg.KV, cfg.Prefix, ctx.Err() != nil); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}()

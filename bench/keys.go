@@ -97,9 +97,9 @@ func workerRand(id int) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(id)))
 }
 
-// checkPrefix refuses a prefix that already holds keys, unless force: the run
+// CheckPrefix refuses a prefix that already holds keys, unless force: the run
 // deletes the prefix afterwards, which must not take someone else's data.
-func checkPrefix(ctx context.Context, kv clientv3.KV, prefix string, force bool) error {
+func CheckPrefix(ctx context.Context, kv clientv3.KV, prefix string, force bool) error {
 	if force {
 		return nil
 	}
@@ -120,12 +120,12 @@ const (
 	cleanupDeletes = 5
 )
 
-// cleanup deletes the prefix with a context of its own, so it also runs after
+// Cleanup deletes the prefix with a context of its own, so it also runs after
 // the run's context was cancelled. It deletes until a delete finds nothing: a
 // put the stop cancelled may already be with the server, which then applies it
 // after the first delete. After a stopped run it pauses between deletes to let
 // such puts land.
-func cleanup(kv clientv3.KV, prefix string, stopped bool) error {
+func Cleanup(kv clientv3.KV, prefix string, stopped bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
 	defer cancel()
 	for range cleanupDeletes {

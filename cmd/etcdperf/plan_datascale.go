@@ -51,20 +51,13 @@ func (a *app) runDatascale(cmd *cobra.Command, pf *planFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	if !pf.force {
-		resp, err := t.Client.Get(ctx, pf.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-		if err != nil {
-			return fmt.Errorf("check prefix %q: %w", pf.prefix, err)
-		}
-		if resp.Count > 0 {
-			return fmt.Errorf("%w: %q holds %d keys; choose another --prefix or pass --force", bench.ErrPrefixInUse, pf.prefix, resp.Count)
-		}
+	if err := bench.CheckPrefix(ctx, t.Client, pf.prefix, pf.force); err != nil {
+		return err
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), bench.CleanupTimeout)
-		defer cancel()
-		_, _ = t.Client.Delete(cctx, pf.prefix, clientv3.WithPrefix())
-	}()
+	// As a bench run's: also after Ctrl-C, until the prefix stays empty; a
+	// failure here changes nothing in the projection already printed.
+	defer func() { _ = bench.Cleanup(t.Client, pf.prefix, ctx.Err() != nil) }()
+
 	r := plan.Datascale{Keys: pf.keys, KeySize: pf.keySize, ValueSize: int(val)}
 	ep, murl := t.Info.Endpoints[0], t.MetricsURLs[0]
 	sizes := func() (plan.Sizes, error) {
