@@ -105,9 +105,9 @@ func TestEveryCommandWritesOneJSONObject(t *testing.T) {
 		"etcdperf inspect":               {args: []string{"--endpoints", ep, "--max-rps", "0"}, live: true},
 		"etcdperf check":                 {args: []string{"--endpoints", ep, "--load", "s", "--duration", "2s"}, live: true},
 		"etcdperf plan":                  {args: []string{"--datascale", "--keys", "2000", "--val-size", "1KiB"}},
-		"etcdperf qualify":               {elsewhere: "qualify's live tests (one tier's load run takes a minute)"},
+		"etcdperf qualify":               {args: []string{"--tier", "small", "--duration", "2s", "--data-dir", dir}, live: true},
 		"etcdperf drill replace-member":  {elsewhere: "TestDrillReplaceJSON (a 3-member cluster)"},
-		"etcdperf drill rolling-restart": {elsewhere: "the drill live tests (a 3-member cluster)"},
+		"etcdperf drill rolling-restart": {args: []string{"--rate", "50", "--before", "1s", "--after", "1s", "--settle", "1s"}, live: true},
 		"etcdperf k8s worker":            {}, // simple only: refused below
 		"etcdperf help":                  {},
 		"etcdperf completion bash":       {},
