@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,21 +154,25 @@ func TestReplaceInterrupted(t *testing.T) {
 	if err := Fill(context.Background(), cli, spec, nil); err != nil {
 		t.Fatal(err)
 	}
+	// A learner on loopback may catch up and be promoted within the poll that
+	// sees the interruption, so from the snapshot on "had completed" is also a
+	// right answer: what must hold is three voters and a drill that says how.
 	for _, tc := range []struct {
-		at, restored string
+		at       string
+		restored []string
 	}{
-		{"phase before", "no membership change"},
-		{"removed follower", "promoted learner"},
-		{"phase snapshot", "promoted learner"},
-		{"phase catch-up", "promoted learner"},
-		{"phase after", "had completed"},
+		{"phase before", []string{"no membership change"}},
+		{"removed follower", []string{"promoted learner"}},
+		{"phase snapshot", []string{"promoted learner", "had completed"}},
+		{"phase catch-up", []string{"promoted learner", "had completed"}},
+		{"phase after", []string{"had completed"}},
 	} {
 		t.Run(tc.at, func(t *testing.T) {
 			rep := replace(t, c, cli, false, tc.at)
-			if !strings.Contains(rep.Restored, tc.restored) {
-				t.Fatalf("restored = %q, want %q", rep.Restored, tc.restored)
+			if !slices.ContainsFunc(tc.restored, func(w string) bool { return strings.Contains(rep.Restored, w) }) {
+				t.Fatalf("restored = %q, want one of %q", rep.Restored, tc.restored)
 			}
-			if tc.restored != "no membership change" && (rep.Verify == nil || !rep.Verify.OK(3)) {
+			if tc.at != "phase before" && (rep.Verify == nil || !rep.Verify.OK(3)) {
 				t.Fatalf("verify = %+v", rep.Verify)
 			}
 		})

@@ -31,7 +31,7 @@ func TestOneProgressBar(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	var counts []int
-	for _, m := range regexp.MustCompile(`\r(\d+) / 200 \[`).FindAllStringSubmatch(string(out), -1) {
+	for _, m := range regexp.MustCompile(`\] (\d+)/200 req`).FindAllStringSubmatch(string(out), -1) {
 		n, _ := strconv.Atoi(m[1])
 		counts = append(counts, n)
 	}
