@@ -61,7 +61,8 @@ func TestPrometheusMatchesScrapes(t *testing.T) {
 	}
 	var phases []string
 	for _, sc := range promRun.Scrapes {
-		phases = append(phases, sc.Phase+"@"+sc.Time[11:23])
+		at, _ := time.Parse(time.RFC3339Nano, sc.Time) // RFC3339Nano trims trailing zeros: no fixed width
+		phases = append(phases, sc.Phase+"@"+at.Format("15:04:05.000"))
 	}
 	t.Logf("run %s .. %s; Prometheus scrapes: %v", run.StartedAt.Format("15:04:05.000"), run.EndedAt.Format("15:04:05.000"), phases)
 	t.Logf("direct:     %s", direct.Verdict.Summary)
