@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -12,20 +11,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
 // printJSON prints v as the one JSON object of -w json.
-func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+func (a *app) printJSON(v any) error { return report.PrintJSON(a.stdout, v) }
 
 // table returns a tab writer for -w table output; call Flush when done.
-func (a *app) table() *tabwriter.Writer {
-	return tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-}
+func (a *app) table() *tabwriter.Writer { return report.NewTable(a.stdout) }
 
 // newRun starts a run file for command with the header filled in.
 func (a *app) newRun(cmd *cobra.Command, command string, t *target) *results.Run {
