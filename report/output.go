@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"io"
 	"text/tabwriter"
+
+	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // Output is one command's result, printed the three ways of -w: the value itself
@@ -40,4 +43,13 @@ func PrintJSON(w io.Writer, v any) error {
 // columns. Call Flush when done.
 func NewTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+}
+
+// Ms renders a latency in milliseconds as units.Ms does, and "≥60s" at the
+// histograms' top, where the request took that long or longer.
+func Ms(ms float64) string {
+	if ms >= results.HistMaxUs/1000 {
+		return "≥60s"
+	}
+	return units.Ms(ms)
 }

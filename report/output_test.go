@@ -35,3 +35,11 @@ func TestPrint(t *testing.T) {
 		}
 	}
 }
+
+func TestMs(t *testing.T) {
+	for v, want := range map[float64]string{0.18: "0.180ms", 12.5: "12.5ms", 250: "250ms", 60000: "≥60s"} {
+		if got := Ms(v); got != want {
+			t.Errorf("Ms(%g) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,20 +79,8 @@ func (a *app) runFileToStdout() {
 	}
 }
 
-// fmtMs renders a latency in milliseconds with sensible precision.
-func fmtMs(ms float64) string {
-	switch {
-	case ms >= results.HistMaxUs/1000:
-		// The histograms' top: the request took that long or longer.
-		return "≥60s"
-	case ms >= 100:
-		return fmt.Sprintf("%.0fms", ms)
-	case ms >= 10:
-		return fmt.Sprintf("%.1fms", ms)
-	default:
-		return fmt.Sprintf("%.3fms", ms)
-	}
-}
+// fmtMs renders a latency in milliseconds (report.Ms).
+func fmtMs(ms float64) string { return report.Ms(ms) }
 
 // sortedKeys returns m's keys in order, for stable output.
 func sortedKeys[V any](m map[string]V) []string {
