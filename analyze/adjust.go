@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // Evidence is graded signal by signal; adjust then applies what one signal alone
@@ -25,7 +26,7 @@ func (in *Input) label(w *Window) string {
 
 // roleOf is "leader" or "follower" from the member's newest is_leader; "" when unknown.
 func roleOf(w *Window) string {
-	v, ok := w.Gauge(mIsLeader, nil)
+	v, ok := w.Gauge(metrics.IsLeader, nil)
 	switch {
 	case !ok:
 		return ""

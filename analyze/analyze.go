@@ -18,6 +18,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -280,7 +281,7 @@ func windowsFromScrapes(scrapes []results.Scrape) ([]*Window, []string) {
 // leaderOf is the member whose newest scrape says it leads; else the first member.
 func leaderOf(ws []*Window) *Window {
 	for _, w := range ws {
-		if v, ok := w.Gauge(mIsLeader, nil); ok && v == 1 {
+		if v, ok := w.Gauge(metrics.IsLeader, nil); ok && v == 1 {
 			return w
 		}
 	}
@@ -298,11 +299,11 @@ func inferPeers(w *Window) (known bool, peers int) {
 	if s == nil || !s.IsEtcd() {
 		return false, 0
 	}
-	if v, ok := s.Value(mHasLeader, nil); !ok || v != 1 {
+	if v, ok := s.Value(metrics.HasLeader, nil); !ok || v != 1 {
 		return false, 0
 	}
-	_, active := s.Families["etcd_network_active_peers"]
-	_, rtt := s.Families[mPeerRTT]
+	_, active := s.Families[metrics.ActivePeers]
+	_, rtt := s.Families[metrics.PeerRTT]
 	if active || rtt {
 		return false, 0
 	}
@@ -319,7 +320,7 @@ func workloadOf(run *results.Run, ws []*Window, opts Options) finding.Workload {
 		w.RPS += op.ThroughputRPS
 	}
 	for _, win := range ws {
-		if v, ok := win.GaugeMax(mDBTotal, nil); ok && int64(v) > w.DataBytes {
+		if v, ok := win.GaugeMax(metrics.DBTotal, nil); ok && int64(v) > w.DataBytes {
 			w.DataBytes = int64(v)
 		}
 	}

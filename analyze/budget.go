@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -64,15 +65,15 @@ func computeBudget(in *Input) *finding.Budget {
 		net.P50Ms, net.P99Ms, net.Source = ptr(in.NetworkRTTMs), ptr(in.NetworkRTTMs), "measured round trip to the leader"
 	}
 
-	wal := finding.BudgetPart{Component: finding.PartWAL, Source: mWALFsync + " on the leader"}
-	apply := finding.BudgetPart{Component: finding.PartApply, Source: mApplyDuration + " on the leader"}
+	wal := finding.BudgetPart{Component: finding.PartWAL, Source: metrics.WALFsync + " on the leader"}
+	apply := finding.BudgetPart{Component: finding.PartApply, Source: metrics.ApplyDuration + " on the leader"}
 	if read {
 		wal = finding.BudgetPart{Component: finding.PartWAL, P50Ms: ptr(0), P99Ms: ptr(0), Source: "reads do not write the WAL"}
-		apply.Source = mRangeDuration + " on the leader"
-		apply.P50Ms, apply.P99Ms = histMs(leader, mRangeDuration)
+		apply.Source = metrics.RangeDuration + " on the leader"
+		apply.P50Ms, apply.P99Ms = histMs(leader, metrics.RangeDuration)
 	} else {
-		wal.P50Ms, wal.P99Ms = histMs(leader, mWALFsync)
-		apply.P50Ms, apply.P99Ms = histMs(leader, mApplyDuration)
+		wal.P50Ms, wal.P99Ms = histMs(leader, metrics.WALFsync)
+		apply.P50Ms, apply.P99Ms = histMs(leader, metrics.ApplyDuration)
 	}
 
 	rep := replicationPart(in, read)
@@ -95,9 +96,9 @@ func replicationPart(in *Input, read bool) finding.BudgetPart {
 		p.P50Ms, p.P99Ms, p.Source = ptr(0), ptr(0), "single member: nothing to replicate"
 		return p
 	}
-	r50, r99 := histMs(in.Leader, mPeerRTT)
+	r50, r99 := histMs(in.Leader, metrics.PeerRTT)
 	if r50 == nil {
-		p.Source = mPeerRTT + " absent on the leader"
+		p.Source = metrics.PeerRTT + " absent on the leader"
 		return p
 	}
 	if read {
@@ -111,7 +112,7 @@ func replicationPart(in *Input, read bool) finding.BudgetPart {
 		if w == in.Leader {
 			continue
 		}
-		a, b := histMs(w, mWALFsync)
+		a, b := histMs(w, metrics.WALFsync)
 		if a == nil {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -23,11 +24,11 @@ func TestMultiMember(t *testing.T) {
 		return out
 	}
 	member := func(leader bool, walLE float64, n float64) string {
-		m := etcdBase().gauge(mIsLeader, map[bool]float64{true: 1, false: 0}[leader]).
-			hist(mWALFsync, "", diskBuckets, cumAt(0, n, walLE), 1)
+		m := etcdBase().gauge(metrics.IsLeader, map[bool]float64{true: 1, false: 0}[leader]).
+			hist(metrics.WALFsync, "", diskBuckets, cumAt(0, n, walLE), 1)
 		if leader {
-			m.hist(mPeerRTT, `To="b"`, rttBounds, cumRTT(n, 0.0032), 1).
-				hist(mPeerRTT, `To="c"`, rttBounds, cumRTT(n, 0.0064), 1)
+			m.hist(metrics.PeerRTT, `To="b"`, rttBounds, cumRTT(n, 0.0032), 1).
+				hist(metrics.PeerRTT, `To="c"`, rttBounds, cumRTT(n, 0.0064), 1)
 		}
 		return m.String()
 	}
@@ -100,7 +101,7 @@ func ptrVal(p *float64) any {
 }
 
 func TestWindowsFromScrapes(t *testing.T) {
-	text := func(v float64) string { return etcdBase().counter(mPutTotal, v).String() }
+	text := func(v float64) string { return etcdBase().counter(metrics.PutTotal, v).String() }
 	scrapes := []results.Scrape{
 		{Member: "m", Phase: results.PhaseBefore, Time: "2026-01-01T00:00:00Z", Text: text(1)},
 		{Member: "m", Phase: results.PhaseBefore, Time: "2026-01-01T00:00:01Z", Text: text(10)}, // a retry: the last before counts
@@ -113,7 +114,7 @@ func TestWindowsFromScrapes(t *testing.T) {
 	if len(ws) != 1 || len(ws[0].Snaps) != 3 || len(notes) != 1 {
 		t.Fatalf("windows %d, snaps %d, notes %v", len(ws), len(ws[0].Snaps), notes)
 	}
-	if d, _ := ws[0].CounterDelta(mPutTotal, nil); d != 90 {
+	if d, _ := ws[0].CounterDelta(metrics.PutTotal, nil); d != 90 {
 		t.Errorf("delta = %g, want 90 (last before → first after)", d)
 	}
 	if s := ws[0].Seconds(); s != 8 {

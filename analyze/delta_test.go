@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 func TestQuantile(t *testing.T) {
@@ -60,7 +62,7 @@ func snapsAt(t *testing.T, texts ...string) *Window {
 }
 
 func TestCounterDeltaResets(t *testing.T) {
-	c := func(v float64) string { return newText().counter(mPutTotal, v).String() }
+	c := func(v float64) string { return newText().counter(metrics.PutTotal, v).String() }
 	for _, tc := range []struct {
 		name   string
 		values []float64
@@ -76,7 +78,7 @@ func TestCounterDeltaResets(t *testing.T) {
 			for _, v := range tc.values {
 				texts = append(texts, c(v))
 			}
-			got, ok := snapsAt(t, texts...).CounterDelta(mPutTotal, nil)
+			got, ok := snapsAt(t, texts...).CounterDelta(metrics.PutTotal, nil)
 			if !ok || got != tc.want {
 				t.Errorf("CounterDelta = %g, %v; want %g", got, ok, tc.want)
 			}
@@ -84,19 +86,19 @@ func TestCounterDeltaResets(t *testing.T) {
 	}
 	// Absent from the last scrape: unknown, never zero.
 	w := snapsAt(t, c(1), newText().gauge("etcd_other", 1).String())
-	if _, ok := w.CounterDelta(mPutTotal, nil); ok {
+	if _, ok := w.CounterDelta(metrics.PutTotal, nil); ok {
 		t.Error("CounterDelta of a counter absent from the last scrape is ok")
 	}
-	if _, ok := snapsAt(t, c(1)).CounterDelta(mPutTotal, nil); ok {
+	if _, ok := snapsAt(t, c(1)).CounterDelta(metrics.PutTotal, nil); ok {
 		t.Error("CounterDelta of a single scrape is ok")
 	}
 }
 
 func TestHistDelta(t *testing.T) {
-	before := newText().hist(mWALFsync, "", diskBuckets, cumAt(1000, 0, 1), 0.5).String()
+	before := newText().hist(metrics.WALFsync, "", diskBuckets, cumAt(1000, 0, 1), 0.5).String()
 	// 100 more fsyncs, 10 of them in (64 ms, 128 ms].
-	after := newText().hist(mWALFsync, "", diskBuckets, cumAt(1090, 10, 0.128), 1.9).String()
-	h, ok := snapsAt(t, before, after).HistDelta(mWALFsync, nil)
+	after := newText().hist(metrics.WALFsync, "", diskBuckets, cumAt(1090, 10, 0.128), 1.9).String()
+	h, ok := snapsAt(t, before, after).HistDelta(metrics.WALFsync, nil)
 	if !ok || h.Count != 100 {
 		t.Fatalf("HistDelta count = %g, %v; want 100", h.Count, ok)
 	}
@@ -105,16 +107,16 @@ func TestHistDelta(t *testing.T) {
 		t.Errorf("p99 bucket (%g, %g], want (0.064, 0.128]", q.Lo, q.Hi)
 	}
 	// A restart between scrapes: the after histogram is all new.
-	restarted := newText().hist(mWALFsync, "", diskBuckets, cumAt(40, 0, 1), 0.02).String()
-	h, _ = snapsAt(t, before, restarted).HistDelta(mWALFsync, nil)
+	restarted := newText().hist(metrics.WALFsync, "", diskBuckets, cumAt(40, 0, 1), 0.02).String()
+	h, _ = snapsAt(t, before, restarted).HistDelta(metrics.WALFsync, nil)
 	if h.Count != 40 {
 		t.Errorf("HistDelta across a restart count = %g, want 40", h.Count)
 	}
 	// A restart whose new process already counts more in every bucket: only the
 	// sum, which can never shrink, shows it (before the fix: 100 observations
 	// with a negative sum).
-	busier := newText().hist(mWALFsync, "", diskBuckets, cumAt(1100, 0, 1), 0.4).String()
-	h, _ = snapsAt(t, before, busier).HistDelta(mWALFsync, nil)
+	busier := newText().hist(metrics.WALFsync, "", diskBuckets, cumAt(1100, 0, 1), 0.4).String()
+	h, _ = snapsAt(t, before, busier).HistDelta(metrics.WALFsync, nil)
 	if h.Count != 1100 || h.Sum != 0.4 {
 		t.Errorf("HistDelta across a restart with a smaller sum: count %g sum %g, want 1100 and 0.4", h.Count, h.Sum)
 	}

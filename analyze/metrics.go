@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etcdperf/etcdperf/metrics"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -20,7 +21,7 @@ import (
 // (etcd_network_* included), the process and Go runtime collectors, gRPC server
 // metrics and etcd's file-descriptor gauges. Everything else is dropped before
 // storing so a run file does not carry an unrelated exporter's metrics.
-var KeptPrefixes = []string{"etcd_", "process_", "go_", "grpc_server_", "os_fd_"}
+var KeptPrefixes = []string{metrics.PrefixEtcd, metrics.PrefixProcess, metrics.PrefixGo, metrics.PrefixGRPCServer, metrics.PrefixOSFD}
 
 // maxMetricsBytes bounds what one scrape may read; etcd's /metrics is ~100-300 KB,
 // so anything this large is not an etcd member.
@@ -87,7 +88,7 @@ func Filter(text string) string {
 // move the lower bound of the next.
 func keepLine(line string) bool {
 	name := line
-	if strings.HasPrefix(line, "grpc_server_") && strings.HasSuffix(line, " 0") && !strings.Contains(line, "_bucket{") {
+	if strings.HasPrefix(line, metrics.PrefixGRPCServer) && strings.HasSuffix(line, " 0") && !strings.Contains(line, "_bucket{") {
 		return false
 	}
 	if strings.HasPrefix(line, "#") {
@@ -165,7 +166,7 @@ func checkHistograms(fams map[string]*dto.MetricFamily) error {
 // IsEtcd reports whether the snapshot holds any etcd_* family.
 func (s *Snapshot) IsEtcd() bool {
 	for name := range s.Families {
-		if strings.HasPrefix(name, "etcd_") {
+		if strings.HasPrefix(name, metrics.PrefixEtcd) {
 			return true
 		}
 	}
@@ -174,7 +175,7 @@ func (s *Snapshot) IsEtcd() bool {
 
 // ServerVersion returns the etcd_server_version label, or "" when absent.
 func (s *Snapshot) ServerVersion() string {
-	mf := s.Families["etcd_server_version"]
+	mf := s.Families[metrics.ServerVersion]
 	for _, m := range mf.GetMetric() {
 		for _, l := range m.GetLabel() {
 			if l.GetName() == "server_version" {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -185,7 +186,7 @@ func TestFixturesParse(t *testing.T) {
 			if v := s.ServerVersion(); v != tc.version {
 				t.Errorf("ServerVersion() = %q, want %q", v, tc.version)
 			}
-			for _, m := range []string{mWALFsync, mBackendCommit, mLeaderChanges, mProposalsFailed, mDBTotal, mQuota, mRSS, mCPUSeconds, mPutTotal, mGRPCReceived} {
+			for _, m := range []string{metrics.WALFsync, metrics.BackendCommit, metrics.LeaderChanges, metrics.ProposalsFailed, metrics.DBTotal, metrics.Quota, metrics.RSS, metrics.CPUSeconds, metrics.PutTotal, metrics.GRPCReceived} {
 				if _, ok := s.Families[m]; !ok {
 					t.Errorf("%s missing", m)
 				}
@@ -256,7 +257,7 @@ func TestScraper(t *testing.T) {
 	if len(ws) != 1 || len(notes) == 0 {
 		t.Fatalf("windows = %d, notes = %v; want 1 window and notes about the dead member", len(ws), notes)
 	}
-	if d, ok := ws[0].CounterDelta(mPutTotal, nil); !ok || d <= 0 {
+	if d, ok := ws[0].CounterDelta(metrics.PutTotal, nil); !ok || d <= 0 {
 		t.Errorf("put delta = %v, %v", d, ok)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -38,7 +39,7 @@ var promSeries = `__name__=~"(` + strings.Join(KeptPrefixes, "|") + `).+"`
 
 // promProbe is a series every etcd member exposes (3.4 and later); its sample
 // timestamps are the times Prometheus scraped each member.
-const promProbe = mHasLeader
+const promProbe = metrics.HasLeader
 
 // promLookahead bounds the search for a member's first scrape at or after the end
 // of the window: Prometheus' default lookback, more than any sane scrape interval.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -20,7 +21,7 @@ func limitsRun(t *testing.T, host results.Host, members ...results.Member) *resu
 		u := m.ClientURLs[0]
 		run.Target.Endpoints = append(run.Target.Endpoints, u)
 		for i, phase := range []string{results.PhaseBefore, results.PhaseAfter} {
-			text := etcdBase().gauge(mRSS, 250<<20).counter(mCPUSeconds, float64(4*i)).String()
+			text := etcdBase().gauge(metrics.RSS, 250<<20).counter(metrics.CPUSeconds, float64(4*i)).String()
 			run.Scrapes = append(run.Scrapes, results.Scrape{Member: memberName(u), URL: u + "/metrics", Phase: phase,
 				Time: fmt.Sprintf("2026-01-01T00:00:%02dZ", 10*i), Text: text})
 		}

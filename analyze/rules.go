@@ -5,37 +5,7 @@ import (
 	"math"
 
 	"github.com/etcdperf/etcdperf/finding"
-)
-
-// Metric names, as registered by etcd (verified against etcd 3.6.16 and 3.4 sources:
-// server/storage/wal/metrics.go, server/storage/backend/metrics.go,
-// server/etcdserver/metrics.go, server/etcdserver/txn/metrics.go,
-// server/etcdserver/api/rafthttp/metrics.go, server/etcdserver/api/v3rpc/metrics.go,
-// server/storage/mvcc/metrics.go) and the Prometheus process collector.
-const (
-	mWALFsync        = "etcd_disk_wal_fsync_duration_seconds"
-	mWALWriteBytes   = "etcd_disk_wal_write_bytes_total" // a gauge in etcd's code, but it only grows
-	mBackendCommit   = "etcd_disk_backend_commit_duration_seconds"
-	mApplyDuration   = "etcd_server_apply_duration_seconds" // 3.5+
-	mRangeDuration   = "etcd_server_range_duration_seconds" // 3.5+
-	mSlowApply       = "etcd_server_slow_apply_total"
-	mLeaderChanges   = "etcd_server_leader_changes_seen_total"
-	mHasLeader       = "etcd_server_has_leader"
-	mIsLeader        = "etcd_server_is_leader"
-	mProposalsFailed = "etcd_server_proposals_failed_total"
-	mSlowReadIndex   = "etcd_server_slow_read_indexes_total"
-	mHeartbeatFail   = "etcd_server_heartbeat_send_failures_total"
-	mQuota           = "etcd_server_quota_backend_bytes"
-	mDBTotal         = "etcd_mvcc_db_total_size_in_bytes"
-	mDBInUse         = "etcd_mvcc_db_total_size_in_use_in_bytes"
-	mPutTotal        = "etcd_mvcc_put_total"
-	mRangeTotal      = "etcd_mvcc_range_total"
-	mPeerRTT         = "etcd_network_peer_round_trip_time_seconds"
-	mPeerSentFail    = "etcd_network_peer_sent_failures_total"
-	mGRPCReceived    = "etcd_network_client_grpc_received_bytes_total"
-	mGRPCSent        = "etcd_network_client_grpc_sent_bytes_total"
-	mRSS             = "process_resident_memory_bytes"
-	mCPUSeconds      = "process_cpu_seconds_total"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // Sizes in bytes.
@@ -77,29 +47,29 @@ const (
 // Rules is the table the analyzer grades with, one row per signal.
 var Rules = []Rule{
 	// disk
-	{Class: finding.ClassDisk, Signal: "wal fsync p99 (" + mWALFsync + ")", Key: true, PerMember: true,
+	{Class: finding.ClassDisk, Signal: "wal fsync p99 (" + metrics.WALFsync + ")", Key: true, PerMember: true,
 		Threshold: "ok < 10 ms; warn ≥ 10 ms; fail ≥ 20 ms", Source: srcWAL,
 		Advice: "Put the WAL on a faster disk (SSD/NVMe, no noisy neighbours; --wal-dir on its own device); check with `etcdperf disk`.",
-		Eval:   histRule(mWALFsync, nil, 0.99, 0.010, 0.020)},
-	{Class: finding.ClassDisk, Signal: "backend commit p99 (" + mBackendCommit + ")", PerMember: true,
+		Eval:   histRule(metrics.WALFsync, nil, 0.99, 0.010, 0.020)},
+	{Class: finding.ClassDisk, Signal: "backend commit p99 (" + metrics.BackendCommit + ")", PerMember: true,
 		Threshold: "ok < 25 ms; warn ≥ 25 ms; fail ≥ 50 ms", Source: srcBackend,
 		Advice: "Backend commits are slow: a faster disk, and defragment a fragmented db.",
-		Eval:   histRule(mBackendCommit, nil, 0.99, 0.025, 0.050)},
-	{Class: finding.ClassDisk, Signal: "slow applies (" + mSlowApply + " delta)", PerMember: true,
+		Eval:   histRule(metrics.BackendCommit, nil, 0.99, 0.025, 0.050)},
+	{Class: finding.ClassDisk, Signal: "slow applies (" + metrics.SlowApply + " delta)", PerMember: true,
 		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
 		Advice: "Applies took longer than 100 ms: usually a slow disk, else an overloaded member.",
-		Eval:   counterRule(mSlowApply, 1, math.Inf(1))},
+		Eval:   counterRule(metrics.SlowApply, 1, math.Inf(1))},
 	{Class: finding.ClassDisk, Signal: "disk probe fdatasync p99", Key: true,
 		Threshold: "ok < 10 ms; warn ≥ 10 ms; fail ≥ 20 ms", Source: srcWAL,
 		Advice: "The probed disk is too slow for a WAL.",
 		Eval:   probeRule},
 
 	// network
-	{Class: finding.ClassNetwork, Signal: "peer round trip p99 (" + mPeerRTT + ")", Key: true, PerMember: true,
+	{Class: finding.ClassNetwork, Signal: "peer round trip p99 (" + metrics.PeerRTT + ")", Key: true, PerMember: true,
 		Threshold: "ok < 50 ms; warn ≥ 50 ms; fail ≥ 150 ms", Source: srcRTT,
 		Advice: "Peers are far apart or the link is congested: keep members in one region with low-latency links; raise --heartbeat-interval/--election-timeout only to match a real RTT.",
 		Eval:   peerRTTRule},
-	{Class: finding.ClassNetwork, Signal: "peer send failures (" + mPeerSentFail + " delta)", PerMember: true,
+	{Class: finding.ClassNetwork, Signal: "peer send failures (" + metrics.PeerSentFailures + " delta)", PerMember: true,
 		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
 		Advice: "Messages to peers failed: check connectivity, MTU and firewall between members.",
 		Eval:   peerFailRule},
@@ -117,21 +87,21 @@ var Rules = []Rule{
 		Eval:   latencyGapRule},
 
 	// memory
-	{Class: finding.ClassMemory, Signal: "peak RSS / memory (" + mRSS + ")", Key: true, PerMember: true,
+	{Class: finding.ClassMemory, Signal: "peak RSS / memory (" + metrics.RSS + ")", Key: true, PerMember: true,
 		Threshold: "ok < 50%; warn ≥ 50%; fail ≥ 80%", Source: srcMemory,
 		Advice: "Give the member more memory (or raise its cgroup limit), lower --snapshot-count, and avoid large values: a limit below the working set kills the member during WAL replay.",
 		Eval:   rssRule},
-	{Class: finding.ClassMemory, Signal: "db size / memory (" + mDBTotal + ")", PerMember: true,
+	{Class: finding.ClassMemory, Signal: "db size / memory (" + metrics.DBTotal + ")", PerMember: true,
 		Threshold: "ok < 50%; warn ≥ 50%; fail ≥ 100%", Source: srcDBvsRAM,
 		Advice: "The db does not fit the memory: add memory, compact and defragment, or shrink what is stored.",
 		Eval:   dbRAMRule},
 
 	// cpu
-	{Class: finding.ClassCPU, Signal: "server CPU busy (" + mCPUSeconds + " rate / cores)", Key: true, PerMember: true,
+	{Class: finding.ClassCPU, Signal: "server CPU busy (" + metrics.CPUSeconds + " rate / cores)", Key: true, PerMember: true,
 		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcCPU,
 		Advice: "The member's CPUs are saturated: give it more (or faster) cores or lift its CPU quota, and keep other work off its machine.",
 		Eval:   serverCPURule},
-	{Class: finding.ClassCPU, Signal: "host CPU busy (members' " + mCPUSeconds + " rate + generator CPU, / host cores)",
+	{Class: finding.ClassCPU, Signal: "host CPU busy (members' " + metrics.CPUSeconds + " rate + generator CPU, / host cores)",
 		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcCPU + "; etcdperf: a member and its load generator on one host compete for the same cores",
 		Advice: "The members and the load generator share this host's cores and together saturate them: run etcdperf from another machine to learn whether the server alone keeps up, or give the host more cores.",
 		Eval:   sharedHostCPURule},
@@ -160,11 +130,11 @@ var Rules = []Rule{
 		Threshold: "ok < 64 KiB; warn ≥ 64 KiB; fail ≥ 256 KiB (limit 1.5 MiB)", Source: srcReqLimit,
 		Advice: "Values are large: throughput becomes bandwidth-bound (WAL, peers, clients) and the raft log multiplies them in memory; store large blobs elsewhere and keep references in etcd.",
 		Eval:   runValueSizeRule},
-	{Class: finding.ClassValueSize, Signal: "received bytes per put (" + mGRPCReceived + " / " + mPutTotal + ")", Key: true, PerMember: true,
+	{Class: finding.ClassValueSize, Signal: "received bytes per put (" + metrics.GRPCReceived + " / " + metrics.PutTotal + ")", Key: true, PerMember: true,
 		Threshold: "ok < 64 KiB; warn ≥ 64 KiB; fail ≥ 256 KiB (limit 1.5 MiB)", Source: srcReqLimit,
 		Advice: "Values are large: throughput becomes bandwidth-bound (WAL, peers, clients) and the raft log multiplies them in memory; store large blobs elsewhere and keep references in etcd.",
 		Eval:   metricValueSizeRule},
-	{Class: finding.ClassValueSize, Signal: "WAL write rate (" + mWALWriteBytes + ")", PerMember: true,
+	{Class: finding.ClassValueSize, Signal: "WAL write rate (" + metrics.WALWriteBytes + ")", PerMember: true,
 		Threshold: "warn ≥ 50% of probed disk MB/s; fail ≥ 80%", Source: srcReqLimit,
 		Advice: "The WAL writes near the disk's bandwidth: smaller values or a faster disk.",
 		Eval:   walRateRule},
@@ -178,11 +148,11 @@ var Rules = []Rule{
 		Threshold: "ok < 1.5 MiB; warn ≥ 1.5 MiB; fail ≥ 16 MiB", Source: srcRange,
 		Advice: "Range responses are large: paginate, or fetch keys only.",
 		Eval:   runBytesPerRangeRule},
-	{Class: finding.ClassRangeSize, Signal: "sent bytes per range (" + mGRPCSent + " / " + mRangeTotal + ")", Key: true, PerMember: true,
+	{Class: finding.ClassRangeSize, Signal: "sent bytes per range (" + metrics.GRPCSent + " / " + metrics.RangeTotal + ")", Key: true, PerMember: true,
 		Threshold: "ok < 1.5 MiB; warn ≥ 1.5 MiB; fail ≥ 16 MiB", Source: srcRange,
 		Advice: "Range responses are large: paginate, or fetch keys only.",
 		Eval:   metricBytesPerRangeRule},
-	{Class: finding.ClassRangeSize, Signal: "range duration p99 (" + mRangeDuration + ")", PerMember: true,
+	{Class: finding.ClassRangeSize, Signal: "range duration p99 (" + metrics.RangeDuration + ")", PerMember: true,
 		Threshold: "ok < 100 ms; warn ≥ 100 ms; fail ≥ 500 ms", Source: srcApplySlow,
 		Advice: "Ranges are slow on the member: smaller ranges, or more CPU.",
 		Eval:   rangeDurationRule},
@@ -196,37 +166,37 @@ var Rules = []Rule{
 		Threshold: "ok 0; fail ≥ 1", Source: srcOverMax,
 		Advice: "Requests waited a minute or more: the cluster stalled (a stopped member, lost quorum, a full disk); the percentiles that reach them read ≥ 60 s.",
 		Eval:   overMaxRule},
-	{Class: finding.ClassHealth, Signal: "has leader (" + mHasLeader + ")", Key: true, PerMember: true,
+	{Class: finding.ClassHealth, Signal: "has leader (" + metrics.HasLeader + ")", Key: true, PerMember: true,
 		Threshold: "ok 1; fail 0", Source: srcLeader,
 		Advice: "A member had no leader: the cluster could not serve writes.",
 		Eval:   hasLeaderRule},
-	{Class: finding.ClassHealth, Signal: "leader changes (" + mLeaderChanges + " delta)", Key: true, PerMember: true,
+	{Class: finding.ClassHealth, Signal: "leader changes (" + metrics.LeaderChanges + " delta)", Key: true, PerMember: true,
 		Threshold: "ok 0; fail ≥ 1", Source: srcLeader,
 		Advice: "The leader changed during the run: look at disk (fsync), network (peer RTT) and CPU findings, which are the usual causes.",
-		Eval:   counterRule(mLeaderChanges, 1, 1)},
-	{Class: finding.ClassHealth, Signal: "failed proposals (" + mProposalsFailed + " delta)", PerMember: true,
+		Eval:   counterRule(metrics.LeaderChanges, 1, 1)},
+	{Class: finding.ClassHealth, Signal: "failed proposals (" + metrics.ProposalsFailed + " delta)", PerMember: true,
 		Threshold: "ok 0; warn > 0", Source: srcProposals,
 		Advice: "Proposals failed (leader loss or quorum trouble).",
-		Eval:   counterRule(mProposalsFailed, 1, math.Inf(1))},
-	{Class: finding.ClassHealth, Signal: "slow read indexes (" + mSlowReadIndex + " delta)", PerMember: true,
+		Eval:   counterRule(metrics.ProposalsFailed, 1, math.Inf(1))},
+	{Class: finding.ClassHealth, Signal: "slow read indexes (" + metrics.SlowReadIndex + " delta)", PerMember: true,
 		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
 		Advice: "Linearizable reads waited on the leader: network or an overloaded leader.",
-		Eval:   counterRule(mSlowReadIndex, 1, math.Inf(1))},
-	{Class: finding.ClassHealth, Signal: "heartbeat send failures (" + mHeartbeatFail + " delta)", PerMember: true,
+		Eval:   counterRule(metrics.SlowReadIndex, 1, math.Inf(1))},
+	{Class: finding.ClassHealth, Signal: "heartbeat send failures (" + metrics.HeartbeatFailures + " delta)", PerMember: true,
 		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
 		Advice: "The leader could not send heartbeats in time (slow disk or overload).",
-		Eval:   counterRule(mHeartbeatFail, 1, math.Inf(1))},
-	{Class: finding.ClassHealth, Signal: "db in use / total (" + mDBInUse + " / " + mDBTotal + ")", PerMember: true,
+		Eval:   counterRule(metrics.HeartbeatFailures, 1, math.Inf(1))},
+	{Class: finding.ClassHealth, Signal: "db in use / total (" + metrics.DBInUse + " / " + metrics.DBTotal + ")", PerMember: true,
 		Threshold: "ok ≥ 0.5 or in use ≤ 100 MiB; warn < 0.5", Source: srcFrag,
 		Advice: "The db is fragmented: run `etcdctl defrag` member by member.",
 		Eval:   fragRule},
-	{Class: finding.ClassHealth, Signal: "db size (" + mDBTotal + ")", PerMember: true,
+	{Class: finding.ClassHealth, Signal: "db size (" + metrics.DBTotal + ")", PerMember: true,
 		Threshold: "ok ≤ 8 GiB; warn > 8 GiB", Source: srcDBMax,
 		Advice: "The db is beyond the suggested 8 GiB: snapshot, restore and member changes get slow.",
 		Eval:   dbSizeRule},
 
 	// quota
-	{Class: finding.ClassQuota, Signal: "db size / quota (" + mDBTotal + " / " + mQuota + ")", Key: true, PerMember: true,
+	{Class: finding.ClassQuota, Signal: "db size / quota (" + metrics.DBTotal + " / " + metrics.Quota + ")", Key: true, PerMember: true,
 		Threshold: "ok < 80%; warn ≥ 80%; fail ≥ 95%", Source: srcQuota,
 		Advice: quotaAdvice,
 		Eval:   quotaRule},

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // hasLeaderRule fails when any scrape of the member saw no leader.
@@ -14,7 +15,7 @@ func hasLeaderRule(in *Input) Check {
 	}
 	seen, without := 0, 0
 	for _, s := range in.W.Snaps {
-		v, ok := s.Value(mHasLeader, nil)
+		v, ok := s.Value(metrics.HasLeader, nil)
 		if !ok {
 			continue
 		}
@@ -24,7 +25,7 @@ func hasLeaderRule(in *Input) Check {
 		}
 	}
 	if seen == 0 {
-		return unknown("%s absent", mHasLeader)
+		return unknown("%s absent", metrics.HasLeader)
 	}
 	if without > 0 {
 		return Check{Severity: finding.Fail, Observed: fmt.Sprintf("no leader in %d of %d scrapes", without, seen)}
@@ -38,10 +39,10 @@ func quotaRule(in *Input) Check {
 	}
 	r, ok := quotaShare(in.W)
 	if !ok {
-		return unknown("%s or %s absent", mDBTotal, mQuota)
+		return unknown("%s or %s absent", metrics.DBTotal, metrics.Quota)
 	}
-	db, _ := in.W.GaugeMax(mDBTotal, nil)
-	quota, _ := in.W.Gauge(mQuota, nil)
+	db, _ := in.W.GaugeMax(metrics.DBTotal, nil)
+	quota, _ := in.W.Gauge(metrics.Quota, nil)
 	return Check{Severity: grade(r, 0.8, 0.95), Observed: fmt.Sprintf("%s of %s = %s", fmtBytes(db), fmtBytes(quota), pct(r))}
 }
 
@@ -51,10 +52,10 @@ func fragRule(in *Input) Check {
 	if in.W == nil || len(in.W.Snaps) == 0 {
 		return unknown("no /metrics scrape of the member")
 	}
-	total, ok1 := in.W.Gauge(mDBTotal, nil)
-	inUse, ok2 := in.W.Gauge(mDBInUse, nil)
+	total, ok1 := in.W.Gauge(metrics.DBTotal, nil)
+	inUse, ok2 := in.W.Gauge(metrics.DBInUse, nil)
 	if !ok1 || !ok2 || total <= 0 {
-		return unknown("%s or %s absent", mDBInUse, mDBTotal)
+		return unknown("%s or %s absent", metrics.DBInUse, metrics.DBTotal)
 	}
 	r := inUse / total
 	obs := fmt.Sprintf("%s of %s in use = %.2f", fmtBytes(inUse), fmtBytes(total), r)
@@ -68,9 +69,9 @@ func dbSizeRule(in *Input) Check {
 	if in.W == nil || len(in.W.Snaps) == 0 {
 		return unknown("no /metrics scrape of the member")
 	}
-	db, ok := in.W.GaugeMax(mDBTotal, nil)
+	db, ok := in.W.GaugeMax(metrics.DBTotal, nil)
 	if !ok {
-		return unknown("%s absent", mDBTotal)
+		return unknown("%s absent", metrics.DBTotal)
 	}
 	return Check{Severity: grade(db, 8*gib+1, math.Inf(1)), Observed: fmtBytes(db)}
 }

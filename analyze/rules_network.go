@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // peerRTTRule grades the p99 of the round trip to the slowest peer.
@@ -15,9 +16,9 @@ func peerRTTRule(in *Input) Check {
 	if in.PeersKnown && in.Peers == 0 {
 		return Check{Severity: finding.OK, Observed: "single member: no peers"}
 	}
-	peers := in.W.Last().LabelValues(mPeerRTT, "To")
+	peers := in.W.Last().LabelValues(metrics.PeerRTT, "To")
 	if len(peers) == 0 {
-		return unknown("%s absent", mPeerRTT)
+		return unknown("%s absent", metrics.PeerRTT)
 	}
 	// Grade the worst peer; but raft commits with a quorum, so while the slow
 	// peers are few enough that the leader and the fast ones still form one, the
@@ -26,7 +27,7 @@ func peerRTTRule(in *Input) Check {
 	worstV := -1.0
 	failing := 0
 	for _, to := range peers {
-		h, ok := in.W.HistDelta(mPeerRTT, Labels{"To": to})
+		h, ok := in.W.HistDelta(metrics.PeerRTT, Labels{"To": to})
 		if !ok {
 			continue
 		}
@@ -65,13 +66,13 @@ func peerFailRule(in *Input) Check {
 	if in.PeersKnown && in.Peers == 0 {
 		return Check{Severity: finding.OK, Observed: "single member: no peers"}
 	}
-	if _, present := in.W.Last().Families[mPeerSentFail]; !present {
+	if _, present := in.W.Last().Families[metrics.PeerSentFailures]; !present {
 		if in.W.Last().IsEtcd() {
 			return Check{Severity: finding.OK, Observed: "0 (no failure recorded)"}
 		}
-		return unknown("%s absent", mPeerSentFail)
+		return unknown("%s absent", metrics.PeerSentFailures)
 	}
-	d, _ := in.W.CounterDelta(mPeerSentFail, nil)
+	d, _ := in.W.CounterDelta(metrics.PeerSentFailures, nil)
 	return Check{Severity: grade(d, 1, math.Inf(1)), Observed: fmt.Sprintf("%.0f", d)}
 }
 

@@ -2,8 +2,10 @@ package analyze
 
 import (
 	"fmt"
-	"github.com/etcdperf/etcdperf/finding"
 	"strings"
+
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // The backend quota (--quota-backend-bytes, 2 GiB by default): when the db reaches
@@ -80,8 +82,8 @@ func quotaShare(w *Window) (float64, bool) {
 	if w == nil || len(w.Snaps) == 0 {
 		return 0, false
 	}
-	db, ok1 := w.GaugeMax(mDBTotal, nil)
-	quota, ok2 := w.Gauge(mQuota, nil)
+	db, ok1 := w.GaugeMax(metrics.DBTotal, nil)
+	quota, ok2 := w.Gauge(metrics.Quota, nil)
 	if !ok1 || !ok2 || quota <= 0 {
 		return 0, false
 	}

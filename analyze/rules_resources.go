@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // rssRule grades the member's peak RSS against the memory it really has.
@@ -14,9 +15,9 @@ func rssRule(in *Input) Check {
 	if in.W == nil || len(in.W.Snaps) == 0 {
 		return unknown("no /metrics scrape of the member")
 	}
-	rss, ok := in.W.GaugeMax(mRSS, nil)
+	rss, ok := in.W.GaugeMax(metrics.RSS, nil)
 	if !ok {
-		return unknown("%s absent", mRSS)
+		return unknown("%s absent", metrics.RSS)
 	}
 	if in.MemoryBytes <= 0 {
 		return unknown("peak RSS %s; the member's memory is unknown (give --memory)", fmtBytes(rss))
@@ -35,9 +36,9 @@ func dbRAMRule(in *Input) Check {
 	if in.W == nil || len(in.W.Snaps) == 0 {
 		return unknown("no /metrics scrape of the member")
 	}
-	db, ok := in.W.GaugeMax(mDBTotal, nil)
+	db, ok := in.W.GaugeMax(metrics.DBTotal, nil)
 	if !ok {
-		return unknown("%s absent", mDBTotal)
+		return unknown("%s absent", metrics.DBTotal)
 	}
 	if in.MemoryBytes <= 0 {
 		return unknown("db %s; the member's memory is unknown (give --memory)", fmtBytes(db))
@@ -57,7 +58,7 @@ func serverCPU(in *Input) (float64, bool) {
 		return 0, false
 	}
 	secs := in.seconds()
-	d, ok := in.W.CounterDelta(mCPUSeconds, nil)
+	d, ok := in.W.CounterDelta(metrics.CPUSeconds, nil)
 	if !ok || secs < minCPUWindow {
 		return 0, false
 	}
@@ -68,8 +69,8 @@ func serverCPURule(in *Input) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
 	}
-	if _, ok := in.W.CounterDelta(mCPUSeconds, nil); !ok {
-		return unknown("%s absent", mCPUSeconds)
+	if _, ok := in.W.CounterDelta(metrics.CPUSeconds, nil); !ok {
+		return unknown("%s absent", metrics.CPUSeconds)
 	}
 	if in.Cores <= 0 {
 		return unknown("the member's CPU count is unknown (give --cores)")
@@ -81,7 +82,7 @@ func serverCPURule(in *Input) Check {
 		return unknown("window of %.2f s is too short to measure CPU (process CPU time moves in 10 ms ticks)", in.seconds())
 	}
 	u, _ := serverCPU(in)
-	d, _ := in.W.CounterDelta(mCPUSeconds, nil)
+	d, _ := in.W.CounterDelta(metrics.CPUSeconds, nil)
 	obs := fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores (%s) = %s", d, in.seconds(), trimFloat(in.Cores), in.CoresSource, pct(u))
 	if in.embedded() {
 		obs += "; embedded: server and generator share the process"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/etcdperf/etcdperf/hardware"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // hostPressureRule grades the host's CPU pressure over the run (Linux PSI): the
@@ -44,9 +45,9 @@ func sharedHostCPURule(in *Input) Check {
 		if !w.Usable() || w.Seconds() < minCPUWindow {
 			return unknown("a member's CPU over the window is not known")
 		}
-		d, ok := w.CounterDelta(mCPUSeconds, nil)
+		d, ok := w.CounterDelta(metrics.CPUSeconds, nil)
 		if !ok {
-			return unknown("%s absent", mCPUSeconds)
+			return unknown("%s absent", metrics.CPUSeconds)
 		}
 		server += d / w.Seconds()
 	}

@@ -4,12 +4,15 @@ import (
 	"testing"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
 func TestSharedHostCPURule(t *testing.T) {
 	// The member used 6 CPU-s in the 10 s window (0.6 cores).
-	member := func() *Input { return in(t, etcdBase().counter(mCPUSeconds, 0), etcdBase().counter(mCPUSeconds, 6)) }
+	member := func() *Input {
+		return in(t, etcdBase().counter(metrics.CPUSeconds, 0), etcdBase().counter(metrics.CPUSeconds, 6))
+	}
 	run := func(eps string, inProcess bool, clientCPU float64) *results.Run {
 		return &results.Run{Version: results.Version, DurationS: 10,
 			Target: results.Target{Endpoints: []string{eps}, InProcess: inProcess},

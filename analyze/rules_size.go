@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // Value size (a write's payload) and range size (a read's response) thresholds.
@@ -49,10 +50,6 @@ func runValueSizeRule(in *Input) Check {
 // workload, and dividing a whole run's bytes by them says nothing.
 const minRatioOps = 10
 
-// mGRPCMsgReceived counts the requests per gRPC method (go-grpc-prometheus, always
-// registered by etcd; only the handling-time histogram needs --metrics=extensive).
-const mGRPCMsgReceived = "grpc_server_msg_received_total"
-
 // metricValueSizeRule grades gRPC bytes received per put on a member, the estimate
 // that works on bare /metrics dumps. etcd counts received bytes over every request,
 // not per method, so the ratio is only graded when puts are the requests that
@@ -63,10 +60,10 @@ func metricValueSizeRule(in *Input) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
 	}
-	recv, ok1 := in.W.CounterDelta(mGRPCReceived, nil)
-	puts, ok2 := in.W.CounterDelta(mPutTotal, nil)
+	recv, ok1 := in.W.CounterDelta(metrics.GRPCReceived, nil)
+	puts, ok2 := in.W.CounterDelta(metrics.PutTotal, nil)
 	if !ok1 || !ok2 {
-		return unknown("%s or %s absent", mGRPCReceived, mPutTotal)
+		return unknown("%s or %s absent", metrics.GRPCReceived, metrics.PutTotal)
 	}
 	if puts == 0 {
 		return Check{Severity: finding.OK, Observed: "no puts in the window"}
@@ -77,10 +74,10 @@ func metricValueSizeRule(in *Input) Check {
 	per := recv / puts
 	obs := fmt.Sprintf("%s per put over %.0f puts", fmtBytes(per), puts)
 	sev := grade(per, valueWarn, valueFail)
-	msgs, ok := in.W.CounterDelta(mGRPCMsgReceived, nil)
+	msgs, ok := in.W.CounterDelta(metrics.GRPCMsgReceived, nil)
 	writes := 0.0
 	for _, m := range []string{"Put", "Txn"} {
-		if d, ok := in.W.CounterDelta(mGRPCMsgReceived, Labels{"grpc_method": m}); ok {
+		if d, ok := in.W.CounterDelta(metrics.GRPCMsgReceived, Labels{"grpc_method": m}); ok {
 			writes += d
 		}
 	}
@@ -102,10 +99,10 @@ func walRateRule(in *Input) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
 	}
-	bytes, ok := in.W.CounterDelta(mWALWriteBytes, nil)
+	bytes, ok := in.W.CounterDelta(metrics.WALWriteBytes, nil)
 	secs := in.seconds()
 	if !ok || secs <= 0 {
-		return unknown("%s absent or window length unknown", mWALWriteBytes)
+		return unknown("%s absent or window length unknown", metrics.WALWriteBytes)
 	}
 	best := 0.0
 	for _, d := range in.Run.Disk {
@@ -170,10 +167,10 @@ func metricBytesPerRangeRule(in *Input) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
 	}
-	sent, ok1 := in.W.CounterDelta(mGRPCSent, nil)
-	ranges, ok2 := in.W.CounterDelta(mRangeTotal, nil)
+	sent, ok1 := in.W.CounterDelta(metrics.GRPCSent, nil)
+	ranges, ok2 := in.W.CounterDelta(metrics.RangeTotal, nil)
 	if !ok1 || !ok2 {
-		return unknown("%s or %s absent", mGRPCSent, mRangeTotal)
+		return unknown("%s or %s absent", metrics.GRPCSent, metrics.RangeTotal)
 	}
 	if ranges == 0 {
 		return Check{Severity: finding.OK, Observed: "no ranges in the window"}
@@ -181,7 +178,7 @@ func metricBytesPerRangeRule(in *Input) Check {
 	if ranges < minRatioOps {
 		return unknown("%.0f ranges in the window: too few to divide the sent bytes by", ranges)
 	}
-	puts, _ := in.W.CounterDelta(mPutTotal, nil)
+	puts, _ := in.W.CounterDelta(metrics.PutTotal, nil)
 	per := max(sent-puts*putResponseBytes, 0) / ranges
 	return Check{Severity: grade(per, rangeBytesWarn, rangeBytesFail),
 		Observed: fmt.Sprintf("%s per range over %.0f ranges (put responses, ≤ %d B each, taken off)", fmtBytes(per), ranges, putResponseBytes)}
@@ -193,8 +190,8 @@ func rangeDurationRule(in *Input) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
 	}
-	if ranges, ok := in.W.CounterDelta(mRangeTotal, nil); ok && ranges == 0 {
+	if ranges, ok := in.W.CounterDelta(metrics.RangeTotal, nil); ok && ranges == 0 {
 		return Check{}
 	}
-	return histRule(mRangeDuration, nil, 0.99, 0.100, 0.500)(in)
+	return histRule(metrics.RangeDuration, nil, 0.99, 0.100, 0.500)(in)
 }

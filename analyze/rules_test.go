@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -34,7 +35,7 @@ func ruleBy(t *testing.T, prefix string) Rule {
 }
 
 // etcdBase is the minimum that makes text an etcd member's.
-func etcdBase() *mtext { return newText().gauge(mHasLeader, 1) }
+func etcdBase() *mtext { return newText().gauge(metrics.HasLeader, 1) }
 
 // in builds an input for one member from two texts 10 s apart.
 func in(t *testing.T, before, after *mtext) *Input {
@@ -54,7 +55,7 @@ func putRun(p50ms float64) *results.Run {
 
 func TestRules(t *testing.T) {
 	wal := func(fast, n, le float64) *mtext {
-		return etcdBase().hist(mWALFsync, "", diskBuckets, cumAt(fast, n, le), 1)
+		return etcdBase().hist(metrics.WALFsync, "", diskBuckets, cumAt(fast, n, le), 1)
 	}
 	rtt := func(to string, fast, n, le float64) *mtext {
 		b := []float64{0.0001, 0.0002, 0.0004, 0.0008, 0.0016, 0.0032, 0.0064, 0.0128, 0.0256, 0.0512, 0.1024, 0.2048, 0.4096}
@@ -65,9 +66,9 @@ func TestRules(t *testing.T) {
 				cum[i] += n
 			}
 		}
-		return etcdBase().hist(mPeerRTT, `To="`+to+`"`, b, cum, 1)
+		return etcdBase().hist(metrics.PeerRTT, `To="`+to+`"`, b, cum, 1)
 	}
-	cpu := func(v float64) *mtext { return etcdBase().counter(mCPUSeconds, v) }
+	cpu := func(v float64) *mtext { return etcdBase().counter(metrics.CPUSeconds, v) }
 	counter := func(name string, v float64) *mtext { return etcdBase().counter(name, v) }
 
 	for _, tc := range []struct {
@@ -87,13 +88,13 @@ func TestRules(t *testing.T) {
 		{"wal without observations is unknown", "wal fsync", in(t, wal(5, 0, 1), wal(5, 0, 1)), finding.Unknown, "no observations"},
 		{"wal with one scrape is unknown", "wal fsync", &Input{W: snapsAt(t, wal(1, 0, 1).String())}, finding.Unknown, "before and after"},
 		{"backend commit p99 in (32 ms, 64 ms] only warns: cannot tell against 50 ms", "backend commit", in(t,
-			etcdBase().hist(mBackendCommit, "", diskBuckets, cumAt(0, 0, 1), 0),
-			etcdBase().hist(mBackendCommit, "", diskBuckets, cumAt(90, 10, 0.064), 1)), finding.Warn, "(32 ms, 64 ms]"},
+			etcdBase().hist(metrics.BackendCommit, "", diskBuckets, cumAt(0, 0, 1), 0),
+			etcdBase().hist(metrics.BackendCommit, "", diskBuckets, cumAt(90, 10, 0.064), 1)), finding.Warn, "(32 ms, 64 ms]"},
 		{"backend commit p99 certainly over 64 ms fails", "backend commit", in(t,
-			etcdBase().hist(mBackendCommit, "", diskBuckets, cumAt(0, 0, 1), 0),
-			etcdBase().hist(mBackendCommit, "", diskBuckets, cumAt(90, 10, 0.128), 1)), finding.Fail, "certainly above 50 ms"},
-		{"slow applies warn", "slow applies", in(t, counter(mSlowApply, 1), counter(mSlowApply, 4)), finding.Warn, "3"},
-		{"no slow applies", "slow applies", in(t, counter(mSlowApply, 1), counter(mSlowApply, 1)), finding.OK, "0"},
+			etcdBase().hist(metrics.BackendCommit, "", diskBuckets, cumAt(0, 0, 1), 0),
+			etcdBase().hist(metrics.BackendCommit, "", diskBuckets, cumAt(90, 10, 0.128), 1)), finding.Fail, "certainly above 50 ms"},
+		{"slow applies warn", "slow applies", in(t, counter(metrics.SlowApply, 1), counter(metrics.SlowApply, 4)), finding.Warn, "3"},
+		{"no slow applies", "slow applies", in(t, counter(metrics.SlowApply, 1), counter(metrics.SlowApply, 1)), finding.OK, "0"},
 		{"probe 98 ms fails", "disk probe", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Disk: []results.DiskResult{{Pattern: "fio", Dir: "/d", Fdatasync: results.Summary{P99: 98}}}}), finding.Fail, "98 ms"},
 		{"no probe: not applicable", "disk probe", withRun(in(t, etcdBase(), etcdBase()), putRun(1)), "", ""},
 
@@ -106,22 +107,22 @@ func TestRules(t *testing.T) {
 		{"peer rtt absent, member count unknown", "peer round trip", in(t, etcdBase(), etcdBase()), finding.Unknown, "absent"},
 		{"peer send failures absent on etcd read as 0", "peer send failures", in(t, etcdBase(), etcdBase()), finding.OK, "0"},
 		{"peer send failures warn", "peer send failures", in(t,
-			etcdBase().counter(mPeerSentFail, 1), etcdBase().counter(mPeerSentFail, 6)), finding.Warn, "5"},
-		{"client far above server fails", "client p50 minus", withRun(single(in(t, wal(0, 0, 1).counter(mCPUSeconds, 0), wal(1000, 0, 1).counter(mCPUSeconds, 1))), putRun(200)), finding.Fail, "gap"},
+			etcdBase().counter(metrics.PeerSentFailures, 1), etcdBase().counter(metrics.PeerSentFailures, 6)), finding.Warn, "5"},
+		{"client far above server fails", "client p50 minus", withRun(single(in(t, wal(0, 0, 1).counter(metrics.CPUSeconds, 0), wal(1000, 0, 1).counter(metrics.CPUSeconds, 1))), putRun(200)), finding.Fail, "gap"},
 		{"client close to server", "client p50 minus", withRun(single(in(t, wal(0, 0, 1), wal(1000, 0, 1))), putRun(2)), finding.OK, "gap"},
-		{"gap with a busy CPU only warns", "client p50 minus", withRun(single(in(t, wal(0, 0, 1).counter(mCPUSeconds, 0), wal(1000, 0, 1).counter(mCPUSeconds, 19))), putRun(200)), finding.Warn, "queueing"},
+		{"gap with a busy CPU only warns", "client p50 minus", withRun(single(in(t, wal(0, 0, 1).counter(metrics.CPUSeconds, 0), wal(1000, 0, 1).counter(metrics.CPUSeconds, 19))), putRun(200)), finding.Warn, "queueing"},
 		{"gap without server metrics is unknown", "client p50 minus", withRun(single(in(t, etcdBase(), etcdBase())), putRun(200)), finding.Unknown, "server-side"},
 		{"gap on bare dumps: not applicable", "client p50 minus", in(t, etcdBase(), etcdBase()), "", ""},
 
 		// memory
-		{"rss 900 MiB of 1 GiB fails", "peak RSS", in(t, etcdBase().gauge(mRSS, 100*mib), etcdBase().gauge(mRSS, 900*mib)), finding.Fail, "88%"},
-		{"rss small", "peak RSS", in(t, etcdBase().gauge(mRSS, 100*mib), etcdBase().gauge(mRSS, 120*mib)), finding.OK, "12%"},
+		{"rss 900 MiB of 1 GiB fails", "peak RSS", in(t, etcdBase().gauge(metrics.RSS, 100*mib), etcdBase().gauge(metrics.RSS, 900*mib)), finding.Fail, "88%"},
+		{"rss small", "peak RSS", in(t, etcdBase().gauge(metrics.RSS, 100*mib), etcdBase().gauge(metrics.RSS, 120*mib)), finding.OK, "12%"},
 		{"rss with unknown memory", "peak RSS", func() *Input {
-			i := in(t, etcdBase().gauge(mRSS, 1), etcdBase().gauge(mRSS, 1))
+			i := in(t, etcdBase().gauge(metrics.RSS, 1), etcdBase().gauge(metrics.RSS, 1))
 			i.MemoryBytes = 0
 			return i
 		}(), finding.Unknown, "--memory"},
-		{"db larger than memory fails", "db size / memory", in(t, etcdBase().gauge(mDBTotal, 1), etcdBase().gauge(mDBTotal, 2*gib)), finding.Fail, "200%"},
+		{"db larger than memory fails", "db size / memory", in(t, etcdBase().gauge(metrics.DBTotal, 1), etcdBase().gauge(metrics.DBTotal, 2*gib)), finding.Fail, "200%"},
 
 		// cpu
 		{"server cpu 95% fails", "server CPU", in(t, cpu(10), cpu(29)), finding.Fail, "95%"},
@@ -144,47 +145,47 @@ func TestRules(t *testing.T) {
 		{"1 KiB values", "bytes per write request", withRun(in(t, etcdBase(), etcdBase()), putRun(1)), finding.OK, "1 KiB"},
 		{"reads only: no writes", "bytes per write request", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "range", Requests: 10}}}), finding.OK, "no writes"},
 		{"received bytes per put fail", "received bytes per put", in(t,
-			etcdBase().counter(mGRPCReceived, 0).counter(mPutTotal, 0),
-			etcdBase().counter(mGRPCReceived, 10*300*kib).counter(mPutTotal, 10)), finding.Fail, "300 KiB per put"},
+			etcdBase().counter(metrics.GRPCReceived, 0).counter(metrics.PutTotal, 0),
+			etcdBase().counter(metrics.GRPCReceived, 10*300*kib).counter(metrics.PutTotal, 10)), finding.Fail, "300 KiB per put"},
 		{"received bytes per put absent", "received bytes per put", in(t, etcdBase(), etcdBase()), finding.Unknown, "absent"},
 		// Issue 14, case 2: `bench range --keys 1` — 20,000 ranges and the one fill
 		// put; the bytes of the ranges must not be divided by that put.
 		{"20,000 ranges over 1 fill put: unknown, not fail", "received bytes per put", in(t,
-			etcdBase().counter(mGRPCReceived, 0).counter(mPutTotal, 0),
-			etcdBase().counter(mGRPCReceived, 391*kib).counter(mPutTotal, 1)), finding.Unknown, "too few"},
+			etcdBase().counter(metrics.GRPCReceived, 0).counter(metrics.PutTotal, 0),
+			etcdBase().counter(metrics.GRPCReceived, 391*kib).counter(metrics.PutTotal, 1)), finding.Unknown, "too few"},
 		{"reads outnumber writes: an upper bound, at most warn", "received bytes per put", in(t,
-			etcdBase().counter(mGRPCReceived, 0).counter(mPutTotal, 0).
-				counterL(mGRPCMsgReceived, `grpc_method="Put"`, 0).counterL(mGRPCMsgReceived, `grpc_method="Range"`, 0),
-			etcdBase().counter(mGRPCReceived, 20*300*kib).counter(mPutTotal, 20).
-				counterL(mGRPCMsgReceived, `grpc_method="Put"`, 20).counterL(mGRPCMsgReceived, `grpc_method="Range"`, 20000)), finding.Warn, "upper bound"},
+			etcdBase().counter(metrics.GRPCReceived, 0).counter(metrics.PutTotal, 0).
+				counterL(metrics.GRPCMsgReceived, `grpc_method="Put"`, 0).counterL(metrics.GRPCMsgReceived, `grpc_method="Range"`, 0),
+			etcdBase().counter(metrics.GRPCReceived, 20*300*kib).counter(metrics.PutTotal, 20).
+				counterL(metrics.GRPCMsgReceived, `grpc_method="Put"`, 20).counterL(metrics.GRPCMsgReceived, `grpc_method="Range"`, 20000)), finding.Warn, "upper bound"},
 		{"wal near probed bandwidth", "WAL write rate", withRun(in(t,
-			etcdBase().gauge(mWALWriteBytes, 0), etcdBase().gauge(mWALWriteBytes, 900e6)), &results.Run{Disk: []results.DiskResult{{MBPerS: 100}}}), finding.Fail, "90%"},
+			etcdBase().gauge(metrics.WALWriteBytes, 0), etcdBase().gauge(metrics.WALWriteBytes, 900e6)), &results.Run{Disk: []results.DiskResult{{MBPerS: 100}}}), finding.Fail, "90%"},
 		{"wal rate without probe: not applicable", "WAL write rate", withRun(in(t, etcdBase(), etcdBase()), putRun(1)), "", ""},
 
 		// range size
 		{"12,000 keys per range fail", "keys per range", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "range", Requests: 5, KeysReceived: 60000}}}), finding.Fail, "12000 keys"},
 		{"20 MiB per range fail", "bytes per range", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "range", Requests: 1, BytesReceived: 20 * mib}}}), finding.Fail, "20 MiB"},
 		{"sent bytes per range fail", "sent bytes per range", in(t,
-			etcdBase().counter(mGRPCSent, 0).counter(mRangeTotal, 0),
-			etcdBase().counter(mGRPCSent, 200*mib).counter(mRangeTotal, 10)), finding.Fail, "20 MiB per range"},
+			etcdBase().counter(metrics.GRPCSent, 0).counter(metrics.RangeTotal, 0),
+			etcdBase().counter(metrics.GRPCSent, 200*mib).counter(metrics.RangeTotal, 10)), finding.Fail, "20 MiB per range"},
 		{"sent bytes over too few ranges are unknown", "sent bytes per range", in(t,
-			etcdBase().counter(mGRPCSent, 0).counter(mRangeTotal, 0),
-			etcdBase().counter(mGRPCSent, 100*mib).counter(mRangeTotal, 5)), finding.Unknown, "too few"},
+			etcdBase().counter(metrics.GRPCSent, 0).counter(metrics.RangeTotal, 0),
+			etcdBase().counter(metrics.GRPCSent, 100*mib).counter(metrics.RangeTotal, 5)), finding.Unknown, "too few"},
 		{"range duration p99 slow", "range duration", in(t,
-			etcdBase().hist(mRangeDuration, "", diskBuckets, cumAt(0, 0, 1), 0),
-			etcdBase().hist(mRangeDuration, "", diskBuckets, cumAt(0, 200, 1.024), 100)), finding.Fail, "(512 ms, 1.02 s]"},
+			etcdBase().hist(metrics.RangeDuration, "", diskBuckets, cumAt(0, 0, 1), 0),
+			etcdBase().hist(metrics.RangeDuration, "", diskBuckets, cumAt(0, 200, 1.024), 100)), finding.Fail, "(512 ms, 1.02 s]"},
 
 		// health
-		{"no leader fails", "has leader", in(t, etcdBase(), newText().gauge(mHasLeader, 0)), finding.Fail, "1 of 2"},
-		{"a leader change fails", "leader changes", in(t, counter(mLeaderChanges, 1), counter(mLeaderChanges, 2)), finding.Fail, "1"},
-		{"failed proposals warn", "failed proposals", in(t, counter(mProposalsFailed, 0), counter(mProposalsFailed, 2)), finding.Warn, "2"},
-		{"slow read indexes warn", "slow read indexes", in(t, counter(mSlowReadIndex, 0), counter(mSlowReadIndex, 1)), finding.Warn, "1"},
-		{"heartbeat failures warn", "heartbeat send failures", in(t, counter(mHeartbeatFail, 0), counter(mHeartbeatFail, 1)), finding.Warn, "1"},
-		{"quota 97% fails", "db size / quota", in(t, etcdBase(), etcdBase().gauge(mQuota, 2*gib).gauge(mDBTotal, 0.97*2*gib)), finding.Fail, "97%"},
+		{"no leader fails", "has leader", in(t, etcdBase(), newText().gauge(metrics.HasLeader, 0)), finding.Fail, "1 of 2"},
+		{"a leader change fails", "leader changes", in(t, counter(metrics.LeaderChanges, 1), counter(metrics.LeaderChanges, 2)), finding.Fail, "1"},
+		{"failed proposals warn", "failed proposals", in(t, counter(metrics.ProposalsFailed, 0), counter(metrics.ProposalsFailed, 2)), finding.Warn, "2"},
+		{"slow read indexes warn", "slow read indexes", in(t, counter(metrics.SlowReadIndex, 0), counter(metrics.SlowReadIndex, 1)), finding.Warn, "1"},
+		{"heartbeat failures warn", "heartbeat send failures", in(t, counter(metrics.HeartbeatFailures, 0), counter(metrics.HeartbeatFailures, 1)), finding.Warn, "1"},
+		{"quota 97% fails", "db size / quota", in(t, etcdBase(), etcdBase().gauge(metrics.Quota, 2*gib).gauge(metrics.DBTotal, 0.97*2*gib)), finding.Fail, "97%"},
 		{"quota absent", "db size / quota", in(t, etcdBase(), etcdBase()), finding.Unknown, "absent"},
-		{"fragmented large db warns", "db in use", in(t, etcdBase(), etcdBase().gauge(mDBTotal, gib).gauge(mDBInUse, 200*mib)), finding.Warn, "0.20"},
-		{"fragmented small db is fine", "db in use", in(t, etcdBase(), etcdBase().gauge(mDBTotal, 90*mib).gauge(mDBInUse, 10*mib)), finding.OK, "0.11"},
-		{"db over 8 GiB warns", "db size (", in(t, etcdBase(), etcdBase().gauge(mDBTotal, 9*gib)), finding.Warn, "9 GiB"},
+		{"fragmented large db warns", "db in use", in(t, etcdBase(), etcdBase().gauge(metrics.DBTotal, gib).gauge(metrics.DBInUse, 200*mib)), finding.Warn, "0.20"},
+		{"fragmented small db is fine", "db in use", in(t, etcdBase(), etcdBase().gauge(metrics.DBTotal, 90*mib).gauge(metrics.DBInUse, 10*mib)), finding.OK, "0.11"},
+		{"db over 8 GiB warns", "db size (", in(t, etcdBase(), etcdBase().gauge(metrics.DBTotal, 9*gib)), finding.Warn, "9 GiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ruleBy(t, tc.rule).Eval(tc.in)

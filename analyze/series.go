@@ -7,14 +7,6 @@ import (
 	"github.com/etcdperf/etcdperf/results"
 )
 
-// Metric names other packages read: the report's timeline, plan's datascale.
-const (
-	MetricWALFsync      = mWALFsync
-	MetricBackendCommit = mBackendCommit
-	MetricRSS           = mRSS
-	MetricQuota         = mQuota
-)
-
 // Series is one member's quantile of one histogram, per interval between
 // consecutive successful scrapes.
 type Series struct {

@@ -5,18 +5,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
 func TestIntervalQuantiles(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	text := func(c1, c2, c4, count int) string {
-		return "# TYPE " + mWALFsync + " histogram\n" +
-			mWALFsync + `_bucket{le="0.001"} ` + strconv.Itoa(c1) + "\n" +
-			mWALFsync + `_bucket{le="0.002"} ` + strconv.Itoa(c2) + "\n" +
-			mWALFsync + `_bucket{le="0.004"} ` + strconv.Itoa(c4) + "\n" +
-			mWALFsync + `_bucket{le="+Inf"} ` + strconv.Itoa(count) + "\n" +
-			mWALFsync + "_sum 0\n" + mWALFsync + "_count " + strconv.Itoa(count) + "\n"
+		return "# TYPE " + metrics.WALFsync + " histogram\n" +
+			metrics.WALFsync + `_bucket{le="0.001"} ` + strconv.Itoa(c1) + "\n" +
+			metrics.WALFsync + `_bucket{le="0.002"} ` + strconv.Itoa(c2) + "\n" +
+			metrics.WALFsync + `_bucket{le="0.004"} ` + strconv.Itoa(c4) + "\n" +
+			metrics.WALFsync + `_bucket{le="+Inf"} ` + strconv.Itoa(count) + "\n" +
+			metrics.WALFsync + "_sum 0\n" + metrics.WALFsync + "_count " + strconv.Itoa(count) + "\n"
 	}
 	at := func(s int) string { return t0.Add(time.Duration(s) * time.Second).Format(time.RFC3339Nano) }
 	scrapes := []results.Scrape{
@@ -29,8 +30,8 @@ func TestIntervalQuantiles(t *testing.T) {
 		{Member: "a", Time: at(5), Text: text(100, 110, 200, 200)}, // nothing observed: no point
 		{Member: "b", Time: at(5), Text: text(0, 0, 0, 0)},
 	}
-	got := IntervalQuantiles(scrapes, 0.5, mWALFsync, mBackendCommit)
-	if len(got) != 1 || got[0].Member != "a" || got[0].Metric != mWALFsync {
+	got := IntervalQuantiles(scrapes, 0.5, metrics.WALFsync, metrics.BackendCommit)
+	if len(got) != 1 || got[0].Member != "a" || got[0].Metric != metrics.WALFsync {
 		t.Fatalf("series %+v, want one WAL series of a", got)
 	}
 	pts := got[0].Points

@@ -2,9 +2,10 @@ package analyze
 
 import (
 	"fmt"
-	"github.com/etcdperf/etcdperf/finding"
 	"sort"
 	"strings"
+
+	"github.com/etcdperf/etcdperf/finding"
 
 	"github.com/etcdperf/etcdperf/results"
 )

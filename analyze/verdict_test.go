@@ -1,16 +1,18 @@
 package analyze
 
 import (
-	"github.com/etcdperf/etcdperf/finding"
 	"strings"
 	"testing"
+
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 
 	"github.com/etcdperf/etcdperf/results"
 )
 
 // member texts for the verdict cases: a single member's before/after pair.
 func walText(fast, n, le, cpu float64) *mtext {
-	return etcdBase().gauge(mIsLeader, 1).hist(mWALFsync, "", diskBuckets, cumAt(fast, n, le), 1).counter(mCPUSeconds, cpu)
+	return etcdBase().gauge(metrics.IsLeader, 1).hist(metrics.WALFsync, "", diskBuckets, cumAt(fast, n, le), 1).counter(metrics.CPUSeconds, cpu)
 }
 
 func runOf(i *Input) Report {
@@ -70,7 +72,7 @@ func TestIssue14Cases(t *testing.T) {
 	})
 	t.Run("4: a full quota fails with recovery steps, not invalid", func(t *testing.T) {
 		quota := func(db float64) *mtext {
-			return etcdBase().gauge(mIsLeader, 1).gauge(mDBTotal, db).gauge(mQuota, 16*mib)
+			return etcdBase().gauge(metrics.IsLeader, 1).gauge(metrics.DBTotal, db).gauge(metrics.Quota, 16*mib)
 		}
 		run := putRun(2)
 		run.Valid, run.InvalidReason = false, "achieved 41% of the target rate"
@@ -98,7 +100,7 @@ func TestPeerRTTMinority(t *testing.T) {
 				cum[i] = n
 			}
 		}
-		return m.hist(mPeerRTT, `To="`+to+`"`, b, cum, 1)
+		return m.hist(metrics.PeerRTT, `To="`+to+`"`, b, cum, 1)
 	}
 	r := ruleBy(t, "peer round trip")
 	one := in(t, rtt(rtt(etcdBase(), "b", 0, 1), "c", 0, 1), rtt(rtt(etcdBase(), "b", 100, 0.0004), "c", 100, 0.4096))
@@ -141,7 +143,7 @@ func TestVersionNotes(t *testing.T) {
 
 func TestMixedVersions(t *testing.T) {
 	mk := func(v, cv string, leader float64) *Window {
-		s := etcdBase().gauge(mIsLeader, leader).String() +
+		s := etcdBase().gauge(metrics.IsLeader, leader).String() +
 			"# TYPE etcd_server_version gauge\netcd_server_version{server_version=\"" + v + "\"} 1\n" +
 			"# TYPE etcd_cluster_version gauge\netcd_cluster_version{cluster_version=\"" + cv + "\"} 1\n"
 		w := snapsAt(t, s, s)

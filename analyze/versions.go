@@ -2,9 +2,11 @@ package analyze
 
 import (
 	"fmt"
-	"github.com/etcdperf/etcdperf/finding"
 	"strconv"
 	"strings"
+
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // "Old version of etcd?" is one of the classic causes of a slow cluster: every
@@ -113,7 +115,7 @@ func versionNotes(v string) []string {
 
 // clusterVersion is the etcd_cluster_version label of a scrape, or "".
 func clusterVersion(s *Snapshot) string {
-	for _, v := range s.LabelValues("etcd_cluster_version", "cluster_version") {
+	for _, v := range s.LabelValues(metrics.ClusterVersion, "cluster_version") {
 		return v
 	}
 	return ""
@@ -162,7 +164,7 @@ func versionRule(in *Input) Check {
 	s := in.W.Last()
 	v := s.ServerVersion()
 	if v == "" {
-		return unknown("etcd_server_version absent")
+		return unknown("%s absent", metrics.ServerVersion)
 	}
 	obs := v
 	if cv := clusterVersion(s); cv != "" {

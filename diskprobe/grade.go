@@ -3,6 +3,7 @@ package diskprobe
 import (
 	"fmt"
 
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -25,7 +26,7 @@ type Rule struct {
 var (
 	RuleWAL = Rule{
 		Name: "etcd", Signal: "fdatasync p99", LimitMs: 10,
-		Source: "etcd FAQ: p99 of etcd_disk_wal_fsync_duration_seconds under 10 ms; IBM's fio guidance for etcd",
+		Source: "etcd FAQ: p99 of " + metrics.WALFsync + " under 10 ms; IBM's fio guidance for etcd",
 	}
 	RuleOpenShift = Rule{
 		Name: "OpenShift 8000-byte variant", Signal: "fdatasync p99", LimitMs: 20,
@@ -33,7 +34,7 @@ var (
 	}
 	RuleBackend = Rule{
 		Name: "etcd backend", Signal: "commit p99", LimitMs: 25,
-		Source: "etcd FAQ: p99 of etcd_disk_backend_commit_duration_seconds under 25 ms",
+		Source: "etcd FAQ: p99 of " + metrics.BackendCommit + " under 25 ms",
 	}
 )
 

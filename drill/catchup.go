@@ -10,13 +10,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/etcdperf/etcdperf/analyze"
-)
-
-// Gauges of a member's raft indexes (server/etcdserver/metrics.go: proposalsCommitted
-// and proposalsApplied are set to the committed and applied index).
-const (
-	mCommitted = "etcd_server_proposals_committed_total"
-	mApplied   = "etcd_server_proposals_applied_total"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // catchUp polls the leader's metrics and the new member until the new member
@@ -38,7 +32,7 @@ func (r *replaceRun) catchUp(ctx context.Context) error {
 		}
 		if l := r.leaderURL(); l != "" {
 			if s := r.env.scrapeOne(ctx, l); s != nil {
-				if n, _ := s.Value(mSnapSendSuccess, analyze.Labels{"To": newHex}); n > 0 {
+				if n, _ := s.Value(metrics.SnapSendSuccess, analyze.Labels{"To": newHex}); n > 0 {
 					snapSeen = true
 					r.mark(ctx, PhaseCatchUp, "")
 				}
@@ -109,8 +103,8 @@ func (r *replaceRun) inSync(ctx context.Context) (bool, string) {
 		if ls == nil || ns == nil {
 			return false, ""
 		}
-		committed, ok1 := ls.Value(mCommitted, nil)
-		applied, ok2 := ns.Value(mApplied, nil)
+		committed, ok1 := ls.Value(metrics.ProposalsCommitted, nil)
+		applied, ok2 := ns.Value(metrics.ProposalsApplied, nil)
 		return ok1 && ok2 && applied >= committed, "its applied index reached the leader's commit index"
 	}
 	cli, to := r.env.Client, r.env.timeout()

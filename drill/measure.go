@@ -6,22 +6,8 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
-)
-
-// Metric families a drill reads, as etcd 3.6 names them (server/etcdserver/metrics.go,
-// server/etcdserver/api/rafthttp/metrics.go, server/etcdserver/api/snap/metrics.go).
-const (
-	mIsLeader          = "etcd_server_is_leader"
-	mLeaderChanges     = "etcd_server_leader_changes_seen_total"
-	mHeartbeatFailures = "etcd_server_heartbeat_send_failures_total"
-	mPeerSent          = "etcd_network_peer_sent_bytes_total"                // label To
-	mSnapSendSuccess   = "etcd_network_snapshot_send_success"                // label To
-	mSnapSendFailures  = "etcd_network_snapshot_send_failures"               // label To
-	mSnapSendSeconds   = "etcd_network_snapshot_send_total_duration_seconds" // label To
-	mSnapRecvSeconds   = "etcd_network_snapshot_receive_total_duration_seconds"
-	mSnapDBSave        = "etcd_snap_db_save_total_duration_seconds"
-	mSnapDBFsync       = "etcd_snap_db_fsync_duration_seconds"
 )
 
 // scrapes are the members' /metrics at one instant, by member ID (hex).
@@ -33,7 +19,7 @@ type scrapes struct {
 // leader is the member whose scrape says it leads (etcd_server_is_leader), or "".
 func (s scrapes) leader() string {
 	for id, snap := range s.by {
-		if v, ok := snap.Value(mIsLeader, nil); ok && v == 1 {
+		if v, ok := snap.Value(metrics.IsLeader, nil); ok && v == 1 {
 			return id
 		}
 	}
@@ -129,17 +115,17 @@ func fillServer(p *Phase, a, b scrapes, leader string) {
 	seen := false
 	for id, sb := range b.by {
 		sa := a.by[id]
-		if d, ok := counterDelta(sa, sb, mLeaderChanges, nil); ok && sa != nil {
+		if d, ok := counterDelta(sa, sb, metrics.LeaderChanges, nil); ok && sa != nil {
 			changes, seen = max(changes, int64(d)), true
 		}
-		if d, ok := counterDelta(sa, sb, mHeartbeatFailures, nil); ok && sa != nil {
+		if d, ok := counterDelta(sa, sb, metrics.HeartbeatFailures, nil); ok && sa != nil {
 			hb += int64(d)
 		}
 	}
 	if seen {
 		p.LeaderChanges, p.HeartbeatSendFailures = &changes, &hb
 	}
-	if d, ok := counterDelta(a.by[leader], b.by[leader], mPeerSent, nil); ok && a.by[leader] != nil {
+	if d, ok := counterDelta(a.by[leader], b.by[leader], metrics.PeerSentBytes, nil); ok && a.by[leader] != nil {
 		if s := b.at.Sub(a.at).Seconds(); s > 0 {
 			r := d / s
 			p.LeaderPeerBytesPerS = &r

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -112,10 +113,10 @@ func TestFillServer(t *testing.T) {
 	if p.LeaderPeerBytesPerS == nil || *p.LeaderPeerBytesPerS != 5000 {
 		t.Fatalf("leader peer bytes/s = %v", p.LeaderPeerBytesPerS)
 	}
-	if d, ok := counterDelta(a.by["1"], b.by["1"], mPeerSent, analyze.Labels{"To": "9"}); !ok || d != 8000 {
+	if d, ok := counterDelta(a.by["1"], b.by["1"], metrics.PeerSentBytes, analyze.Labels{"To": "9"}); !ok || d != 8000 {
 		t.Fatalf("bytes to a new peer = %v %v", d, ok)
 	}
-	if sum, n, ok := histSum(nil, b.by["1"], mSnapSendSeconds, analyze.Labels{"To": "9"}); !ok || n != 1 || sum != 0.25 {
+	if sum, n, ok := histSum(nil, b.by["1"], metrics.SnapSendSeconds, analyze.Labels{"To": "9"}); !ok || n != 1 || sum != 0.25 {
 		t.Fatalf("snapshot send = %v %v %v", sum, n, ok)
 	}
 	var q Phase

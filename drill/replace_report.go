@@ -6,6 +6,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/inspect"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // finish turns the boundaries and the load's intervals into the report's phases
@@ -79,16 +80,16 @@ func (r *replaceRun) snapshotFigures() {
 		sn.Note = "the leader's /metrics could not be read when the snapshot was done"
 		return
 	}
-	if v, ok := ls.Value(mSnapSendSuccess, to); ok {
+	if v, ok := ls.Value(metrics.SnapSendSuccess, to); ok {
 		sn.Sent = v > 0
 	}
-	if v, ok := ls.Value(mSnapSendFailures, to); ok {
+	if v, ok := ls.Value(metrics.SnapSendFailures, to); ok {
 		sn.Failures = int64(v)
 	}
-	if d, ok := counterDelta(start.s.by[start.leader], ls, mPeerSent, to); ok {
+	if d, ok := counterDelta(start.s.by[start.leader], ls, metrics.PeerSentBytes, to); ok {
 		sn.Bytes = int64(d)
 	}
-	if sum, n, ok := histSum(nil, ls, mSnapSendSeconds, to); ok && n > 0 {
+	if sum, n, ok := histSum(nil, ls, metrics.SnapSendSeconds, to); ok && n > 0 {
 		sn.SendS = &sum
 		if sum > 0 {
 			mbps := float64(sn.Bytes) / sum / 1e6
@@ -102,7 +103,7 @@ func (r *replaceRun) snapshotFigures() {
 		for _, f := range []struct {
 			name string
 			dst  **float64
-		}{{mSnapRecvSeconds, &sn.ReceiveS}, {mSnapDBSave, &sn.DBSaveS}, {mSnapDBFsync, &sn.DBFsyncS}} {
+		}{{metrics.SnapRecvSeconds, &sn.ReceiveS}, {metrics.SnapDBSave, &sn.DBSaveS}, {metrics.SnapDBFsync, &sn.DBFsyncS}} {
 			if sum, n, ok := histSum(nil, ns, f.name, nil); ok && n > 0 {
 				*f.dst = &sum
 			}

@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/etcd/server/v3/storage"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/units"
 )
 
@@ -84,15 +85,15 @@ func scrapeMetrics(ctx context.Context, hc *http.Client, urls []string) clusterM
 			}
 			continue
 		}
-		if v, ok := snap.Value(analyze.MetricQuota, nil); ok {
+		if v, ok := snap.Value(metrics.Quota, nil); ok {
 			worst(&m.quota, v)
 		}
-		if h, ok := snap.Histogram("etcd_network_peer_round_trip_time_seconds", nil); ok {
+		if h, ok := snap.Histogram(metrics.PeerRTT, nil); ok {
 			if q, ok := h.Quantile(0.99); ok {
 				worst(&m.rttP99, q.Value)
 			}
 		}
-		if h, ok := snap.Histogram("etcd_disk_wal_fsync_duration_seconds", nil); ok {
+		if h, ok := snap.Histogram(metrics.WALFsync, nil); ok {
 			if q, ok := h.Quantile(0.99); ok {
 				worst(&m.walFsyncP99, q.Value)
 			}
@@ -122,7 +123,7 @@ func finish(r *Report, o Options, m clusterMetrics) {
 		db.QuotaBytes, db.QuotaSource = o.QuotaBytes, "--quota-bytes"
 	case db.QuotaSource != "":
 	case m.quota != nil:
-		db.QuotaBytes, db.QuotaSource = int64(*m.quota), "metrics (etcd_server_quota_backend_bytes)"
+		db.QuotaBytes, db.QuotaSource = int64(*m.quota), "metrics ("+metrics.Quota+")"
 	default:
 		db.QuotaBytes, db.QuotaSource = storage.DefaultQuotaBytes, "etcd's default (assumed)"
 		r.Assumptions = append(r.Assumptions, fmt.Sprintf("quota is etcd's default %s (not read from the cluster; set --quota-bytes)", units.Bytes(storage.DefaultQuotaBytes)))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -46,12 +47,12 @@ func LoadPrevious(path string) (*Previous, error) {
 		if sc.Text == "" || terr != nil || perr != nil {
 			continue
 		}
-		if v, ok := snap.Value("etcd_mvcc_db_total_size_in_bytes", nil); ok {
+		if v, ok := snap.Value(metrics.DBTotal, nil); ok {
 			pts = append(pts, point{at, int64(v)})
 		}
 	}
 	if len(pts) == 0 {
-		return nil, fmt.Errorf("--previous %s: the run file holds no scrape with etcd_mvcc_db_total_size_in_bytes", path)
+		return nil, fmt.Errorf("--previous %s: the run file holds no scrape with %s", path, metrics.DBTotal)
 	}
 	p := &Previous{}
 	for _, pt := range pts {

@@ -8,6 +8,7 @@ import (
 	"go.etcd.io/etcd/server/v3/storage"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/units"
 )
 
@@ -250,7 +251,7 @@ func timingFinding(r *Report) finding.Finding {
 	if t.PeerRTTP99Ms == nil {
 		f.Severity = finding.Unknown
 		f.Summary = "peer round trip unknown (one member, or no /metrics): heartbeat and election timeout not graded"
-		f.Evidence = []finding.Evidence{{Signal: "etcd_network_peer_round_trip_time_seconds p99", Observed: "absent", Threshold: "election timeout ≥ 10× RTT", Source: srcTuning, Severity: finding.Unknown}}
+		f.Evidence = []finding.Evidence{{Signal: metrics.PeerRTT + " p99", Observed: "absent", Threshold: "election timeout ≥ 10× RTT", Source: srcTuning, Severity: finding.Unknown}}
 	} else {
 		rtt := *t.PeerRTTP99Ms
 		ev := finding.Evidence{Signal: "election timeout / peer RTT p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.ElectionMs, rtt), Threshold: "≥ 10× RTT", Source: srcTuning, Severity: finding.OK}

@@ -10,14 +10,15 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/units"
 )
 
 // Projection sources.
 const (
 	SourceDBMax  = "etcd docs (dev-guide/limit.md: 8 GiB suggested maximum db size)"
-	SourceQuota  = "etcd --quota-backend-bytes (etcd_server_quota_backend_bytes): writes fail with NOSPACE past it"
-	SourceMemKey = "etcdctl check datascale (process_resident_memory_bytes before and after the fill)"
+	SourceQuota  = "etcd --quota-backend-bytes (" + metrics.Quota + "): writes fail with NOSPACE past it"
+	SourceMemKey = "etcdctl check datascale (" + metrics.RSS + " before and after the fill)"
 )
 
 // suggestedMaxDB is etcd's suggested maximum db size (SourceDBMax).
@@ -67,11 +68,11 @@ func ReadSizes(ctx context.Context, cli *clientv3.Client, httpc *http.Client, ep
 	if err != nil {
 		return Sizes{}, fmt.Errorf("%s: %w", murl, err)
 	}
-	rss, ok := snap.Value(analyze.MetricRSS, nil)
+	rss, ok := snap.Value(metrics.RSS, nil)
 	if !ok {
-		return Sizes{}, fmt.Errorf("%s has no %s", murl, analyze.MetricRSS)
+		return Sizes{}, fmt.Errorf("%s has no %s", murl, metrics.RSS)
 	}
-	quota, _ := snap.Value(analyze.MetricQuota, nil)
+	quota, _ := snap.Value(metrics.Quota, nil)
 	return Sizes{DB: st.DbSize, DBInUse: st.DbSizeInUse, RSS: int64(rss), Quota: int64(quota)}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -27,7 +28,7 @@ func timelineFigure(run *results.Run) (Figure, bool, error) {
 			}
 		}
 	}
-	server := analyze.IntervalQuantiles(run.Scrapes, 0.99, analyze.MetricWALFsync, analyze.MetricBackendCommit)
+	server := analyze.IntervalQuantiles(run.Scrapes, 0.99, metrics.WALFsync, metrics.BackendCommit)
 	if t0.IsZero() {
 		if len(server) == 0 {
 			return Figure{}, false, nil
@@ -124,7 +125,7 @@ func timelineFigure(run *results.Run) (Figure, bool, error) {
 				extend(sec(pt.To))
 			}
 			name, dashes := s.Member+" WAL fsync", []vg.Length(nil)
-			if s.Metric == analyze.MetricBackendCommit {
+			if s.Metric == metrics.BackendCommit {
 				name, dashes = s.Member+" backend commit", dashed
 			}
 			if err := addLine(srv, name, xys, seriesColor(members[s.Member]+len(run.Ops)), vg.Points(2), dashes); err != nil {

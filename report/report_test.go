@@ -21,6 +21,7 @@ import (
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -272,8 +273,8 @@ func TestWritePlotsUnwritable(t *testing.T) {
 }
 
 func TestServerSeriesFixture(t *testing.T) {
-	series := analyze.IntervalQuantiles(fixtureScrapes(t), 0.99, analyze.MetricWALFsync, analyze.MetricBackendCommit)
-	if len(series) != 2 || series[0].Metric != analyze.MetricWALFsync || series[1].Metric != analyze.MetricBackendCommit {
+	series := analyze.IntervalQuantiles(fixtureScrapes(t), 0.99, metrics.WALFsync, metrics.BackendCommit)
+	if len(series) != 2 || series[0].Metric != metrics.WALFsync || series[1].Metric != metrics.BackendCommit {
 		t.Fatalf("series %+v", series)
 	}
 	wal := series[0].Points
@@ -330,8 +331,8 @@ func TestServerSeriesLiveEtcd(t *testing.T) {
 		resp.Body.Close()
 	}
 	after := scrape()
-	series := analyze.IntervalQuantiles([]results.Scrape{before, after}, 0.99, analyze.MetricWALFsync, analyze.MetricBackendCommit)
-	if len(series) == 0 || series[0].Metric != analyze.MetricWALFsync {
+	series := analyze.IntervalQuantiles([]results.Scrape{before, after}, 0.99, metrics.WALFsync, metrics.BackendCommit)
+	if len(series) == 0 || series[0].Metric != metrics.WALFsync {
 		t.Fatalf("no WAL fsync series from a live etcd: %+v", series)
 	}
 	if p := series[0].Points[0].Value * 1000; p <= 0 || p > 8192 {

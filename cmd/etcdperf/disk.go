@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/diskprobe"
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 	"github.com/etcdperf/etcdperf/units"
 )
@@ -172,9 +172,9 @@ func (a *app) diskSimple(r results.DiskResult) {
 	}
 	fmt.Fprintln(w)
 	buckets := r.FdatasyncBuckets
-	name := analyze.MetricWALFsync
+	name := metrics.WALFsync
 	if r.Commit != nil {
-		buckets, name = r.CommitBuckets, analyze.MetricBackendCommit
+		buckets, name = r.CommitBuckets, metrics.BackendCommit
 	}
 	var b strings.Builder
 	for _, k := range buckets {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/config"
@@ -103,7 +104,7 @@ func Start(t testing.TB, o Options) string {
 	var last error
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		v, _, err := prom.Query(ctx, `etcd_server_has_leader{job="etcd"}`, time.Now())
+		v, _, err := prom.Query(ctx, metrics.HasLeader+`{job="etcd"}`, time.Now())
 		cancel()
 		if vec, ok := v.(model.Vector); err == nil && ok && len(vec) > 0 {
 			return base
