@@ -127,12 +127,12 @@ func (a *Aggregator) Add(r Record) {
 	if a.top > 0 {
 		if len(a.largest) < a.top {
 			heap.Push(&a.largest, ki)
-		} else if ki.size() > a.largest[0].size() {
+		} else if ki.Size() > a.largest[0].Size() {
 			a.largest[0] = ki
 			heap.Fix(&a.largest, 0)
 		}
 	}
-	if a.nearLimit > 0 && ki.size() >= a.nearLimit {
+	if a.nearLimit > 0 && ki.Size() >= a.nearLimit {
 		a.near = append(a.near, ki)
 	}
 }
@@ -175,13 +175,13 @@ func (a *Aggregator) Fill(r *Report) {
 	r.ValueSize = summarize(a.hist, a.maxValue)
 	r.Largest = append([]KeyInfo{}, a.largest...)
 	sort.Slice(r.Largest, func(i, j int) bool {
-		if r.Largest[i].size() != r.Largest[j].size() {
-			return r.Largest[i].size() > r.Largest[j].size()
+		if r.Largest[i].Size() != r.Largest[j].Size() {
+			return r.Largest[i].Size() > r.Largest[j].Size()
 		}
 		return r.Largest[i].Key < r.Largest[j].Key
 	})
 	r.NearLimit = append([]KeyInfo{}, a.near...)
-	sort.Slice(r.NearLimit, func(i, j int) bool { return r.NearLimit[i].size() > r.NearLimit[j].size() })
+	sort.Slice(r.NearLimit, func(i, j int) bool { return r.NearLimit[i].Size() > r.NearLimit[j].Size() })
 	// The revisions and the basis come from the source; the rest is aggregated here.
 	h, out := a.history, &r.History
 	out.OldRevisions, out.KeysWithHistory = h.OldRevisions, h.KeysWithHistory
@@ -199,13 +199,14 @@ func summarize(h *hdr.Histogram, maxV int64) SizeSummary {
 	return SizeSummary{P50: q(50), P90: q(90), P99: q(99), Max: maxV}
 }
 
-func (k KeyInfo) size() int64 { return k.KeyBytes + k.ValueBytes }
+// Size is the bytes the key and its value take together.
+func (k KeyInfo) Size() int64 { return k.KeyBytes + k.ValueBytes }
 
 // keyHeap is a min-heap on key+value size: its root is the smallest of the top N.
 type keyHeap []KeyInfo
 
 func (h keyHeap) Len() int           { return len(h) }
-func (h keyHeap) Less(i, j int) bool { return h[i].size() < h[j].size() }
+func (h keyHeap) Less(i, j int) bool { return h[i].Size() < h[j].Size() }
 func (h keyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *keyHeap) Push(x any)        { *h = append(*h, x.(KeyInfo)) }
 func (h *keyHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }

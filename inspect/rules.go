@@ -68,7 +68,7 @@ func valueSizeFinding(r *Report, o Options) finding.Finding {
 	f := finding.Finding{Class: finding.ClassValueSize, Severity: finding.OK}
 	var largest int64
 	if len(r.Largest) > 0 {
-		largest = r.Largest[0].size()
+		largest = r.Largest[0].Size()
 	}
 	ev := finding.Evidence{Signal: "largest key+value", Observed: units.Bytes(largest), Threshold: "< " + units.Bytes(near) + " (2/3 of the " + units.Bytes(limit) + " request limit)",
 		Source: srcRequestLimit, Severity: finding.OK}
@@ -119,7 +119,7 @@ func rangeSizeFinding(r *Report) finding.Finding {
 			f.Severity = sev
 		}
 		if len(f.Evidence) < 5 {
-			f.Evidence = append(f.Evidence, finding.Evidence{Signal: "unpaginated list of " + quoteKey(p.Prefix),
+			f.Evidence = append(f.Evidence, finding.Evidence{Signal: "unpaginated list of " + QuoteKey(p.Prefix),
 				Observed: fmt.Sprintf("%d keys, %s", p.Keys, units.Bytes(bytes)), Threshold: fmt.Sprintf("< %d keys and < %s (fail ≥ %s)", rangeWarnKeys, units.Bytes(rangeWarnBytes), units.Bytes(rangeFailBytes)),
 				Source: srcRange, Severity: sev})
 		}
@@ -128,7 +128,7 @@ func rangeSizeFinding(r *Report) finding.Finding {
 		f.Summary = fmt.Sprintf("no prefix (depth %d) is too large to list in one range", r.Depth)
 		if len(r.Prefixes) > 0 {
 			p := r.Prefixes[0]
-			f.Evidence = append(f.Evidence, finding.Evidence{Signal: "largest prefix " + quoteKey(p.Prefix), Observed: fmt.Sprintf("%d keys, %s", p.Keys, units.Bytes(p.KeyBytes+p.ValueBytes)),
+			f.Evidence = append(f.Evidence, finding.Evidence{Signal: "largest prefix " + QuoteKey(p.Prefix), Observed: fmt.Sprintf("%d keys, %s", p.Keys, units.Bytes(p.KeyBytes+p.ValueBytes)),
 				Threshold: fmt.Sprintf("< %d keys and < %s", rangeWarnKeys, units.Bytes(rangeWarnBytes)), Source: srcRange, Severity: finding.OK})
 		}
 		return f
@@ -154,7 +154,7 @@ func historyFinding(r *Report) finding.Finding {
 	f.Evidence = []finding.Evidence{ev,
 		{Signal: "revisions since compaction", Observed: fmt.Sprintf("%d (compacted at %d, now %d)", h.RevisionsSinceCompaction, h.CompactRevision, h.CurrentRevision),
 			Threshold: "informational", Source: h.Basis, Severity: finding.OK},
-		{Signal: "old revisions of live keys", Observed: fmt.Sprintf("%d in %d keys, deepest %d (%s)", h.OldRevisions, h.KeysWithHistory, h.MaxDepth, quoteKey(h.MaxDepthKey)),
+		{Signal: "old revisions of live keys", Observed: fmt.Sprintf("%d in %d keys, deepest %d (%s)", h.OldRevisions, h.KeysWithHistory, h.MaxDepth, QuoteKey(h.MaxDepthKey)),
 			Threshold: "informational", Source: h.Basis, Severity: finding.OK}}
 	f.Summary = fmt.Sprintf("history since the last compaction: %d old revisions, %d deleted keys; compacting now would free %s", h.OldRevisions, h.DeletedKeys, ev.Observed)
 	if f.Severity == finding.Warn {
@@ -207,13 +207,13 @@ func quotaFinding(r *Report) finding.Finding {
 func recoveryFinding(r *Report) finding.Finding {
 	rc := r.Recovery
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
-	ev := finding.Evidence{Signal: "db size (snapshot a new member receives)", Observed: fmt.Sprintf("%s ≈ %s at %.0f MB/s", units.Bytes(r.DB.SizeBytes), fmtSeconds(rc.Seconds), min(rc.DiskMBps, rc.NetMBps)),
+	ev := finding.Evidence{Signal: "db size (snapshot a new member receives)", Observed: fmt.Sprintf("%s ≈ %s at %.0f MB/s", units.Bytes(r.DB.SizeBytes), units.Seconds(rc.Seconds), min(rc.DiskMBps, rc.NetMBps)),
 		Threshold: "≤ " + units.Bytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: finding.OK}
 	if r.DB.SizeBytes > storage.MaxQuotaBytes {
 		ev.Severity = finding.Warn
 	}
 	f.Severity, f.Evidence = ev.Severity, []finding.Evidence{ev}
-	f.Summary = fmt.Sprintf("a new member or learner needs ≈ %s to receive and write the %s snapshot", fmtSeconds(rc.Seconds), units.Bytes(r.DB.SizeBytes))
+	f.Summary = fmt.Sprintf("a new member or learner needs ≈ %s to receive and write the %s snapshot", units.Seconds(rc.Seconds), units.Bytes(r.DB.SizeBytes))
 	if f.Severity == finding.Warn {
 		f.Advice = "recovery time grows with the data: keep the db under 8 GiB (compact, defragment, move bulk data elsewhere)"
 	}
@@ -304,10 +304,5 @@ func avgEntry(r *Report) int64 {
 	return (r.Total.KeyBytes + r.Total.ValueBytes) / r.Total.Keys
 }
 
-// quoteKey shows a key or prefix readably, whatever bytes it holds.
-func quoteKey(k string) string { return fmt.Sprintf("%q", k) }
-
-// fmtSeconds renders a duration estimate.
-func fmtSeconds(s float64) string {
-	return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String()
-}
+// QuoteKey shows a key or prefix readably, whatever bytes it holds.
+func QuoteKey(k string) string { return fmt.Sprintf("%q", k) }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/etcdperf/etcdperf/results"
@@ -246,10 +245,11 @@ func perSecond(run *results.Run, op *results.Op) ([][]float64, error) {
 	return out, nil
 }
 
-// WriteText renders the comparison as an aligned table, then the notes.
-func (c *Comparison) WriteText(w io.Writer) error {
+// Simple renders the comparison as an aligned table under its title, then the
+// counts and the notes.
+func (c *Comparison) Simple(w io.Writer) error {
 	fmt.Fprintf(w, "compare %s: threshold %g%%, noise test Mann-Whitney U on per-second values at p < %g\n\n", c.Command, c.ThresholdPct, c.Alpha)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := NewTable(w)
 	fmt.Fprintln(tw, "OP\tMETRIC\tA\tB\tCHANGE\tP-VALUE\tDETECTABLE\tSECONDS A/B\tVERDICT")
 	for _, r := range c.Rows {
 		p, det := "-", "none"
@@ -274,4 +274,22 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	return nil
+}
+
+// Table writes the ratio table alone: one row per op and metric, with B/A, the
+// bare numbers in the unit of the row and no title or notes, for scripts.
+func (c *Comparison) Table(w io.Writer) error {
+	tw := NewTable(w)
+	fmt.Fprintln(tw, "OP\tMETRIC\tUNIT\tA\tB\tB/A\tCHANGE\tP-VALUE\tVERDICT")
+	for _, r := range c.Rows {
+		ratio, p := "-", "-"
+		if r.A != 0 {
+			ratio = fmt.Sprintf("%.3f", r.B/r.A)
+		}
+		if r.PValue != nil {
+			p = fmt.Sprintf("%.3g", *r.PValue)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%.4g\t%s\t%+.1f%%\t%s\t%s\n", r.Op, r.Metric, r.Unit, r.A, r.B, ratio, r.ChangePct, p, r.Verdict)
+	}
+	return tw.Flush()
 }

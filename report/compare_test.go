@@ -128,7 +128,7 @@ func TestCompareWithoutIntervals(t *testing.T) {
 		t.Error("no note about the missing noise estimate")
 	}
 	var buf bytes.Buffer
-	if err := c.WriteText(&buf); err != nil {
+	if err := c.Simple(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "unknown") || !strings.Contains(buf.String(), "note: ") {
@@ -241,7 +241,7 @@ func TestCompareShortRuns(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := c.WriteText(&buf); err != nil {
+	if err := c.Simple(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "underpowered") || !strings.Contains(buf.String(), "at least 5 seconds") {

@@ -6,6 +6,7 @@ package units
 import (
 	"fmt"
 	"math"
+	"time"
 )
 
 // Ms renders a latency in milliseconds with sensible precision: "250ms",
@@ -47,4 +48,9 @@ func Count(v float64) string {
 		return fmt.Sprintf("%.1fk", v/1e3)
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+// Seconds renders an estimate in seconds as a duration to the millisecond: "1m23.456s".
+func Seconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String()
 }

@@ -25,3 +25,11 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestSeconds(t *testing.T) {
+	for v, want := range map[float64]string{0: "0s", 1.5: "1.5s", 83.4567: "1m23.457s"} {
+		if got := Seconds(v); got != want {
+			t.Errorf("Seconds(%g) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -20,7 +20,8 @@ func newCompareCmd(a *app) *cobra.Command {
 		Short: "Compare run B against baseline run A, op by op, and flag regressions beyond the noise",
 		Long: `compare reads two run files of the same command and ops and shows, for each op,
 the change from A to B of the p50, p90, p99 and p99.9 of response time and of
-throughput, over the whole measured window.
+throughput, over the whole measured window; -w table prints the rows alone, with
+B/A and bare numbers, for scripts.
 
 ` + report.CompareNoiseMethod + `
 
@@ -52,12 +53,7 @@ the noise), 2 could not compare (unreadable run file, different commands or ops)
 			if err != nil {
 				return err
 			}
-			if a.output == "json" {
-				err = a.printJSON(c)
-			} else {
-				err = c.WriteText(a.stdout)
-			}
-			if err != nil {
+			if err := report.Print(a.stdout, a.output, c); err != nil {
 				return err
 			}
 			if c.Regressions > 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/inspect"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/units"
 )
 
@@ -166,16 +167,7 @@ func (a *app) runInspect(cmd *cobra.Command, f *inspectFlags) error {
 			return err
 		}
 	}
-	var err error
-	switch a.output {
-	case "json":
-		err = a.printJSON(r)
-	case "table":
-		err = inspect.WriteTable(a.stdout, r)
-	default:
-		err = inspect.WriteText(a.stdout, r)
-	}
-	if err != nil {
+	if err := report.Print(a.stdout, a.output, report.Inspect{Report: r}); err != nil {
 		return err
 	}
 	if r.Worst() == finding.Fail {

@@ -16,6 +16,7 @@ import (
 	"github.com/etcdperf/etcdperf/measure"
 	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/qualify"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -97,7 +98,7 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 	if err != nil {
 		return err
 	}
-	out := qualifyJSON{Result: res, Host: host, Disk: withoutHists(disk), Ops: []benchOpJSON{}}
+	out := qualifyJSON{Result: res, Host: host, Disk: report.NewDisk(disk, "").DiskResult, Ops: []benchOpJSON{}}
 	diag := &finding.Diagnosis{}
 	if run != nil {
 		out.Ops = newBenchJSON(run, "").Ops

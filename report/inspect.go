@@ -1,37 +1,48 @@
-package inspect
+package report
 
 import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/etcdperf/etcdperf/inspect"
 	"github.com/etcdperf/etcdperf/units"
 )
+
+// Inspect is `inspect`'s output: the report itself is its JSON.
+type Inspect struct {
+	*inspect.Report
+}
+
+// Simple renders the report as readable text.
+func (i Inspect) Simple(w io.Writer) error { return inspectText(w, i.Report) }
+
+// Table renders the report as tables: every prefix, the largest keys, the db
+// and the findings.
+func (i Inspect) Table(w io.Writer) error { return inspectTable(w, i.Report) }
 
 // maxTextPrefixes bounds the prefixes listed by the simple text form; JSON and
 // the table list them all.
 const maxTextPrefixes = 20
 
-// WriteText renders the report as readable text (-w simple).
-func WriteText(w io.Writer, r *Report) error {
+func inspectText(w io.Writer, r *inspect.Report) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "%s at revision %d", describeSource(r), r.Revision)
 	if r.KeyPrefix != "" {
-		fmt.Fprintf(b, ", keys under %s", quoteKey(r.KeyPrefix))
+		fmt.Fprintf(b, ", keys under %s", inspect.QuoteKey(r.KeyPrefix))
 	}
 	fmt.Fprintf(b, "\n\ntotal: %d keys, %s of keys, %s of values%s\n", r.Total.Keys, units.Bytes(r.Total.KeyBytes), units.Bytes(r.Total.ValueBytes), valuesNote(r))
 	v := r.ValueSize
 	fmt.Fprintf(b, "value size: p50 %s, p90 %s, p99 %s, max %s\n", units.Bytes(v.P50), units.Bytes(v.P90), units.Bytes(v.P99), units.Bytes(v.Max))
 
 	fmt.Fprintf(b, "\nprefixes (depth %d, largest first):\n", r.Depth)
-	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+	tw := NewTable(b)
 	for i, p := range r.Prefixes {
 		if i == maxTextPrefixes {
 			fmt.Fprintf(tw, "  ... %d more (-w json or -w table lists all)\n", len(r.Prefixes)-i)
 			break
 		}
-		fmt.Fprintf(tw, "  %s\t%d keys\t%s keys\t%s values\tp99 value %s\t%d old revisions\n", quoteKey(p.Prefix), p.Keys,
+		fmt.Fprintf(tw, "  %s\t%d keys\t%s keys\t%s values\tp99 value %s\t%d old revisions\n", inspect.QuoteKey(p.Prefix), p.Keys,
 			units.Bytes(p.KeyBytes), units.Bytes(p.ValueBytes), units.Bytes(p.ValueSize.P99), p.OldRevisions)
 	}
 	tw.Flush()
@@ -54,14 +65,14 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	deepest := ""
 	if h.MaxDepth > 0 {
-		deepest = fmt.Sprintf(" (deepest %d: %s)", h.MaxDepth, quoteKey(h.MaxDepthKey))
+		deepest = fmt.Sprintf(" (deepest %d: %s)", h.MaxDepth, inspect.QuoteKey(h.MaxDepthKey))
 	}
 	fmt.Fprintf(b, "\nhistory: %s, %d revisions since; %d old revisions in %d keys%s, %d deleted keys; compaction would free %s%s\n",
 		compacted, h.RevisionsSinceCompaction, h.OldRevisions, h.KeysWithHistory, deepest, h.DeletedKeys, units.Bytes(h.CompactionFreesBytes), estimate)
 	db := r.DB
 	fmt.Fprintf(b, "db: %s, %s in use (ratio %.2f); quota %s (%s), %.1f%% used\n", units.Bytes(db.SizeBytes), units.Bytes(db.InUseBytes), db.InUseRatio,
 		units.Bytes(db.QuotaBytes), db.QuotaSource, 100*db.QuotaUsed)
-	fmt.Fprintf(b, "recovery: a new member needs ≈ %s for the snapshot (disk %.0f MB/s, network %.0f MB/s)\n", fmtSeconds(r.Recovery.Seconds), r.Recovery.DiskMBps, r.Recovery.NetMBps)
+	fmt.Fprintf(b, "recovery: a new member needs ≈ %s for the snapshot (disk %.0f MB/s, network %.0f MB/s)\n", units.Seconds(r.Recovery.Seconds), r.Recovery.DiskMBps, r.Recovery.NetMBps)
 	if g := r.Growth; g != nil {
 		fmt.Fprintf(b, "growth: %s/day since %s", units.Bytes(int64(g.BytesPerDay)), g.PreviousAt.Format("2006-01-02 15:04"))
 		if g.DaysToQuota != nil {
@@ -71,7 +82,7 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	t := r.Tuning
 	fmt.Fprintf(b, "tuning: heartbeat %.0f ms, election %.0f ms, snapshot count %d; peer RTT p99 %s, WAL fsync p99 %s\n", t.HeartbeatMs, t.ElectionMs, t.SnapshotCount,
-		optMs(t.PeerRTTP99Ms), optMs(t.WALFsyncP99Ms))
+		optMs2(t.PeerRTTP99Ms), optMs2(t.WALFsyncP99Ms))
 
 	b.WriteString("\nfindings:\n")
 	for _, f := range r.Findings {
@@ -98,23 +109,21 @@ func WriteText(w io.Writer, r *Report) error {
 	return err
 }
 
-// WriteTable renders the report as tables (-w table): totals, every prefix, the
-// largest keys and the findings.
-func WriteTable(w io.Writer, r *Report) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+func inspectTable(w io.Writer, r *inspect.Report) error {
+	tw := NewTable(w)
 	fmt.Fprintln(tw, "PREFIX\tKEYS\tKEY BYTES\tVALUE BYTES\tVALUE P50\tVALUE P99\tVALUE MAX\tOLD REVISIONS")
 	for _, p := range r.Prefixes {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", quoteKey(p.Prefix), p.Keys, p.KeyBytes, p.ValueBytes, p.ValueSize.P50, p.ValueSize.P99, p.ValueSize.Max, p.OldRevisions)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", inspect.QuoteKey(p.Prefix), p.Keys, p.KeyBytes, p.ValueBytes, p.ValueSize.P50, p.ValueSize.P99, p.ValueSize.Max, p.OldRevisions)
 	}
 	fmt.Fprintf(tw, "TOTAL\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.Total.Keys, r.Total.KeyBytes, r.Total.ValueBytes, r.ValueSize.P50, r.ValueSize.P99, r.ValueSize.Max, r.History.OldRevisions)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "LARGEST KEY\tKEY BYTES\tVALUE BYTES\tVERSION")
 	for _, k := range r.Largest {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", quoteKey(k.Key), k.KeyBytes, k.ValueBytes, k.Version)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", inspect.QuoteKey(k.Key), k.KeyBytes, k.ValueBytes, k.Version)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "DB SIZE\tIN USE\tQUOTA\tQUOTA USED\tCOMPACTION FREES\tRECOVERY")
-	fmt.Fprintf(tw, "%d\t%d\t%d\t%.1f%%\t%d\t%s\n", r.DB.SizeBytes, r.DB.InUseBytes, r.DB.QuotaBytes, 100*r.DB.QuotaUsed, r.History.CompactionFreesBytes, fmtSeconds(r.Recovery.Seconds))
+	fmt.Fprintf(tw, "%d\t%d\t%d\t%.1f%%\t%d\t%s\n", r.DB.SizeBytes, r.DB.InUseBytes, r.DB.QuotaBytes, 100*r.DB.QuotaUsed, r.History.CompactionFreesBytes, units.Seconds(r.Recovery.Seconds))
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "CLASS\tSEVERITY\tSUMMARY")
 	for _, f := range r.Findings {
@@ -123,7 +132,7 @@ func WriteTable(w io.Writer, r *Report) error {
 	return tw.Flush()
 }
 
-func describeSource(r *Report) string {
+func describeSource(r *inspect.Report) string {
 	if r.Source == "snapshot" {
 		return "snapshot " + r.Snapshot
 	}
@@ -134,22 +143,23 @@ func describeSource(r *Report) string {
 	return s
 }
 
-func valuesNote(r *Report) string {
+func valuesNote(r *inspect.Report) string {
 	if r.Values.Exact {
 		return ""
 	}
 	return fmt.Sprintf(" (value bytes extrapolated from %d sampled keys)", r.Values.SampledKeys)
 }
 
-func writeKeys(b *strings.Builder, keys []KeyInfo) {
-	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+func writeKeys(b *strings.Builder, keys []inspect.KeyInfo) {
+	tw := NewTable(b)
 	for _, k := range keys {
-		fmt.Fprintf(tw, "  %s\t%s\tkey %d B\tvalue %s\tversion %d\n", quoteKey(k.Key), units.Bytes(k.size()), k.KeyBytes, units.Bytes(k.ValueBytes), k.Version)
+		fmt.Fprintf(tw, "  %s\t%s\tkey %d B\tvalue %s\tversion %d\n", inspect.QuoteKey(k.Key), units.Bytes(k.Size()), k.KeyBytes, units.Bytes(k.ValueBytes), k.Version)
 	}
 	tw.Flush()
 }
 
-func optMs(v *float64) string {
+// optMs2 renders a latency that may be unknown to two decimals, as inspect always has.
+func optMs2(v *float64) string {
 	if v == nil {
 		return "unknown"
 	}
