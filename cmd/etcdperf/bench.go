@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/cheggaaa/pb/v3"
@@ -19,6 +18,7 @@ import (
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -412,186 +412,10 @@ func (b *benchBar) update(p bench.Progress) {
 
 func (b *benchBar) finish() { b.bar.Finish() }
 
-// benchJSON is the -w json object of bench, as DESIGN.md's output contract has it.
-type benchJSON struct {
-	Version       int           `json:"version"`
-	Command       string        `json:"command"`
-	Target        benchTarget   `json:"target"`
-	Valid         bool          `json:"valid"`
-	InvalidReason string        `json:"invalid_reason"`
-	DurationS     float64       `json:"duration_s"`
-	RunFile       string        `json:"run_file"`
-	Ops           []benchOpJSON `json:"ops"`
-	Client        benchClient   `json:"client"`
-	// Verdict and Findings are the analyzer's diagnosis of the run, as `analyze` prints it.
-	Verdict  *finding.Verdict  `json:"verdict,omitempty"`
-	Findings []finding.Finding `json:"findings,omitempty"`
-	Budget   *finding.Budget   `json:"budget,omitempty"`
-}
-
-type benchTarget struct {
-	Endpoints     []string `json:"endpoints"`
-	Embedded      bool     `json:"embedded"`
-	ServerVersion string   `json:"server_version"`
-}
-
-// benchOpJSON is one op; a watch op's throughput_rps is its fan-out (events
-// delivered per second over all watchers). The watch op adds its event counts (pointers, so a watch
-// op shows "missed_events": 0 while other ops show no such key).
-type benchOpJSON struct {
-	Op            string  `json:"op"`
-	Requests      int64   `json:"requests"`
-	Errors        int64   `json:"errors"`
-	ThroughputRPS float64 `json:"throughput_rps"`
-	TargetRPS     float64 `json:"target_rps"`
-	LateStarts    int64   `json:"late_starts"`
-	// Unsent requests were due but never sent (every client busy at the end);
-	// OverMaxLatency took 60 s or more. Both are in the response time.
-	Unsent         int64           `json:"unsent"`
-	OverMaxLatency int64           `json:"over_max_latency"`
-	Latency        results.Summary `json:"latency_ms"`
-	Service        results.Summary `json:"service_ms"`
-	Events         *int64          `json:"events,omitempty"`
-	Watchers       *int            `json:"watchers,omitempty"`
-	MissedEvents   *int64          `json:"missed_events,omitempty"`
-	// KeysRead and BytesRead are set on list ops: objects and payload bytes read.
-	KeysRead  *int64 `json:"keys_read,omitempty"`
-	BytesRead *int64 `json:"bytes_read,omitempty"`
-	// Conflicts is set on txn ops: compares that failed and were retried.
-	Conflicts *int64 `json:"conflicts,omitempty"`
-}
-
-type benchClient struct {
-	CPUSeconds  float64 `json:"cpu_seconds"`
-	MaxRSSBytes int64   `json:"max_rss_bytes"`
-}
-
-func newBenchJSON(run *results.Run, runFile string) benchJSON {
-	out := benchJSON{
-		Version: results.Version, Command: run.Command,
-		Target: benchTarget{Endpoints: run.Target.Endpoints, Embedded: run.Target.Embedded, ServerVersion: run.Target.ServerVersion},
-		Valid:  run.Valid, InvalidReason: run.InvalidReason, DurationS: run.DurationS, RunFile: runFile,
-		Ops:    []benchOpJSON{},
-		Client: benchClient{CPUSeconds: run.Client.CPUSeconds, MaxRSSBytes: run.Client.MaxRSSBytes},
-	}
-	for _, op := range run.Ops {
-		o := benchOpJSON{
-			Op: op.Op, Requests: op.Requests, Errors: op.Errors, ThroughputRPS: op.ThroughputRPS,
-			TargetRPS: op.TargetRPS, LateStarts: op.LateStarts, Latency: op.Latency, Service: op.Service,
-			Unsent: op.Unsent, OverMaxLatency: op.OverMaxLatency,
-		}
-		if op.Op == "watch" {
-			o.Events, o.Watchers, o.MissedEvents = &op.Events, &op.Watchers, &op.MissedEvents
-		}
-		if op.Op == "list" {
-			o.KeysRead, o.BytesRead = &op.KeysReceived, &op.BytesReceived
-		}
-		if strings.HasPrefix(op.Op, "txn") {
-			o.Conflicts = &op.Conflicts
-		}
-		out.Ops = append(out.Ops, o)
-	}
-	return out
-}
-
 // printBench prints a run's summary and, when rep is not nil, its diagnosis.
 func (a *app) printBench(run *results.Run, runFile string, rep *analyze.Report) error {
-	switch a.output {
-	case "json":
-		out := newBenchJSON(run, runFile)
-		if rep != nil {
-			out.Verdict, out.Findings, out.Budget = &rep.Verdict, rep.Findings, rep.Budget
-		}
-		return a.printJSON(out)
-	case "table":
-		tw := a.table()
-		fmt.Fprintln(tw, "OP\tTIME\tREQUESTS\tERRORS\tREQ/S\tTARGET\tLATE\tMEAN\tP50\tP90\tP99\tP99.9\tMAX")
-		for _, op := range run.Ops {
-			for _, row := range []struct {
-				name string
-				s    results.Summary
-			}{{"response", op.Latency}, {"service", op.Service}} {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.0f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", op.Op, row.name,
-					op.Requests, op.Errors, op.ThroughputRPS, op.TargetRPS, op.LateStarts,
-					fmtMs(row.s.Mean), fmtMs(row.s.P50), fmtMs(row.s.P90), fmtMs(row.s.P99), fmtMs(row.s.P999), fmtMs(row.s.Max))
-			}
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	default:
-		a.benchSimple(run)
-	}
-	a.benchFooter(run, runFile)
 	if rep != nil {
-		fmt.Fprintln(a.stdout)
 		rep.Verbose = a.verbose
-		return rep.Write(a.stdout, a.output)
 	}
-	return nil
-}
-
-func (a *app) benchSimple(run *results.Run) {
-	w := a.stdout
-	fmt.Fprintf(w, "%s: %.2fs measured", run.Command, run.DurationS)
-	if run.WarmupS > 0 {
-		fmt.Fprintf(w, " after %gs warm-up", run.WarmupS)
-	}
-	if run.Interrupted {
-		fmt.Fprint(w, " (interrupted: partial results)")
-	}
-	fmt.Fprintln(w)
-	for _, op := range run.Ops {
-		fmt.Fprintf(w, "%-6s %d requests, %d errors, %.1f req/s", op.Op, op.Requests, op.Errors, op.ThroughputRPS)
-		if op.TargetRPS > 0 {
-			fmt.Fprintf(w, " of %g target, %d late starts", op.TargetRPS, op.LateStarts)
-		}
-		fmt.Fprintln(w)
-		if op.Unsent > 0 {
-			fmt.Fprintf(w, "       %d requests due were never sent (every client was waiting): charged from their due time to the end of the run\n", op.Unsent)
-		}
-		if op.OverMaxLatency > 0 {
-			fmt.Fprintf(w, "       %d requests took ≥ 60 s (the histograms' range): percentiles that reach them read ≥60s\n", op.OverMaxLatency)
-		}
-		for _, c := range sortedKeys(op.ErrorsByCode) {
-			fmt.Fprintf(w, "       error %s: %d\n", c, op.ErrorsByCode[c])
-		}
-		line := func(name string, s results.Summary) {
-			fmt.Fprintf(w, "       %-8s mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", name,
-				fmtMs(s.Mean), fmtMs(s.P50), fmtMs(s.P90), fmtMs(s.P99), fmtMs(s.P999), fmtMs(s.Max))
-		}
-		line("response", op.Latency)
-		line("service", op.Service)
-		if op.Op == "watch" {
-			fmt.Fprintf(w, "       %d events to %d watchers (fan-out %.0f events/s), %d missed, %d out of order", op.Events, op.Watchers, op.ThroughputRPS, op.MissedEvents, op.OutOfOrder)
-			if op.CreateMs != nil {
-				fmt.Fprintf(w, "; watch creation p99 %s", fmtMs(op.CreateMs.P99))
-			}
-			fmt.Fprintln(w)
-		}
-		if strings.HasPrefix(op.Op, "txn") {
-			fmt.Fprintf(w, "       %d conflicts retried\n", op.Conflicts)
-		}
-		if op.KeysReceived > 0 {
-			fmt.Fprintf(w, "       %d keys, %.1f MiB received\n", op.KeysReceived, float64(op.BytesReceived)/(1<<20))
-		}
-	}
-}
-
-func (a *app) benchFooter(run *results.Run, runFile string) {
-	w := a.stdout
-	c := run.Client
-	fmt.Fprintf(w, "client: %.2f CPU-seconds on %d cores, max RSS %.0f MiB", c.CPUSeconds, c.Cores, float64(c.MaxRSSBytes)/(1<<20))
-	if c.PacingLagP99Ms > 0 {
-		fmt.Fprintf(w, ", pacing lag p99 %s", fmtMs(c.PacingLagP99Ms))
-	}
-	fmt.Fprintln(w)
-	if run.Valid {
-		fmt.Fprintln(w, "valid")
-	} else {
-		fmt.Fprintf(w, "INVALID: %s\n", run.InvalidReason)
-	}
-	if runFile != "" {
-		fmt.Fprintf(w, "run file: %s\n", runFile)
-	}
+	return report.Print(a.stdout, a.output, report.NewBench(run, runFile, rep))
 }

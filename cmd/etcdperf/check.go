@@ -13,6 +13,7 @@ import (
 	"github.com/etcdperf/etcdperf/check"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/report"
 )
 
 // checkLoads maps etcdctl check perf's --load values (and its aliases) to profiles.
@@ -197,7 +198,7 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	if werr == nil {
 		werr = writeReport(cf.report, run)
 	}
-	b := newBenchJSON(run, path)
+	b := report.NewBench(run, path, nil)
 	out.Ops, out.Valid, out.InvalidReason, out.DurationS, out.RunFile, out.Client = b.Ops, b.Valid, b.InvalidReason, b.DurationS, path, b.Client
 	if perr := a.printCheck(out, lr.Report); perr != nil {
 		return perr
@@ -233,7 +234,7 @@ func verdictExit(status string) error {
 type checkJSON struct {
 	Verdict       finding.Verdict     `json:"verdict"`
 	Findings      []finding.Finding   `json:"findings"`
-	Ops           []benchOpJSON       `json:"ops"`
+	Ops           []report.BenchOp    `json:"ops"`
 	Compat        check.CompatVerdict `json:"compat"`
 	Criteria      []finding.Criterion `json:"criteria"`
 	ExitFollows   string              `json:"exit_follows"` // default | compat
@@ -241,7 +242,7 @@ type checkJSON struct {
 	Valid         bool                `json:"valid"`
 	InvalidReason string              `json:"invalid_reason"`
 	DurationS     float64             `json:"duration_s"`
-	Client        benchClient         `json:"client"`
+	Client        report.BenchClient  `json:"client"`
 	Budget        *finding.Budget     `json:"budget,omitempty"`
 	Notes         []string            `json:"notes,omitempty"`
 	RunFile       string              `json:"run_file"`

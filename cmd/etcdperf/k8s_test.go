@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/k8s"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -118,7 +119,7 @@ func TestWorkersLocal(t *testing.T) {
 	if r.code == ExitError {
 		t.Fatalf("merge: exit %d: %s", r.code, r.stderr)
 	}
-	var sum benchJSON
+	var sum report.Bench
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
 		t.Fatalf("merge -w json: %v\n%s", err, r.stdout)
 	}
@@ -200,7 +201,7 @@ func TestMergeCommandBadInput(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var sum benchJSON
+	var sum report.Bench
 	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || sum.Ops[0].Requests != 2 || sum.RunFile != out {
 		t.Errorf("summary %+v (%v)", sum, err)
 	}

@@ -98,10 +98,10 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 	if err != nil {
 		return err
 	}
-	out := qualifyJSON{Result: res, Host: host, Disk: report.NewDisk(disk, "").DiskResult, Ops: []benchOpJSON{}}
+	out := qualifyJSON{Result: res, Host: host, Disk: report.NewDisk(disk, "").DiskResult, Ops: []report.BenchOp{}}
 	diag := &finding.Diagnosis{}
 	if run != nil {
-		out.Ops = newBenchJSON(run, "").Ops
+		out.Ops = report.BenchOps(run)
 		if run.Diagnosis != nil {
 			diag = run.Diagnosis
 		}
@@ -166,7 +166,7 @@ type qualifyJSON struct {
 	qualify.Result
 	Disk    results.DiskResult `json:"disk"`
 	Host    *results.Host      `json:"host"`
-	Ops     []benchOpJSON      `json:"ops"`
+	Ops     []report.BenchOp   `json:"ops"`
 	RunFile string             `json:"run_file"`
 }
 
