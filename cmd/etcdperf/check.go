@@ -4,25 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/check"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/report"
 )
-
-// checkLoads maps etcdctl check perf's --load values (and its aliases) to profiles.
-var checkLoads = map[string]string{
-	"s": "check-perf-s", "small": "check-perf-s",
-	"m": "check-perf-m", "medium": "check-perf-m",
-	"l": "check-perf-l", "large": "check-perf-l",
-	"xl": "check-perf-xl", "xLarge": "check-perf-xl",
-}
 
 // defaultCheckPrefix keeps check's keys apart from etcdctl check perf's
 // (/etcdctl-check-perf/) and from bench's default.
@@ -98,13 +88,9 @@ func (cf *checkFlags) resolveProfile() (*profiles.Profile, error) {
 	}
 	name := cf.profile
 	if name == "" {
-		load := cf.load
-		if load == "" {
-			load = "s"
-		}
-		var ok bool
-		if name, ok = checkLoads[load]; !ok {
-			return nil, usageErr(fmt.Errorf("--load %q: want s, m, l or xl (small, medium, large, xLarge)", load))
+		var err error
+		if name, err = check.LoadProfile(cf.load); err != nil {
+			return nil, usageErr(err)
 		}
 	}
 	e, err := profiles.Load(name)
@@ -131,17 +117,6 @@ func (cf *checkFlags) resolveProfile() (*profiles.Profile, error) {
 		return nil, usageErr(errors.New("--prefix must not be empty: check deletes its prefix after the run"))
 	}
 	return p, nil
-}
-
-// p99Limit is the default verdict's threshold and where it comes from.
-func (cf *checkFlags) p99Limit(p *profiles.Profile) (time.Duration, string) {
-	switch {
-	case cf.p99 > 0:
-		return cf.p99, "--p99"
-	case p.SLO.P99 > 0:
-		return time.Duration(p.SLO.P99), "profile " + p.Name + " SLO"
-	}
-	return profiles.DefaultP99, profiles.DefaultP99Source
 }
 
 func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
@@ -178,29 +153,26 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	if lr.Err != nil && len(run.Ops) == 0 {
 		return lr.Err // nothing was measured: the prefix was in use, the fill failed, ...
 	}
-	limit, src := cf.p99Limit(p)
-	out := checkJSON{Profile: profileSummary(p), ExitFollows: "default"}
-	if cf.compat {
-		out.ExitFollows = "compat"
-	}
-	out.Verdict, out.Criteria = check.Default(run, lr.Report, limit, src)
-	if out.Compat, err = check.Compat(run); err != nil {
+	limit, src := check.P99Limit(cf.p99, p)
+	verdict, criteria := check.Default(run, lr.Report, limit, src)
+	compat, err := check.Compat(run)
+	if err != nil {
 		return err
-	}
-	out.Findings, out.Budget, out.Notes = lr.Report.Findings, lr.Report.Budget, lr.Report.Notes
-	if out.Findings == nil {
-		out.Findings = []finding.Finding{}
 	}
 	// The run file keeps check's own verdict, so a report made from it says what check said.
 	run.Diagnosis = lr.Report.Diagnosis()
-	run.Diagnosis.Verdict = &out.Verdict
+	run.Diagnosis.Verdict = &verdict
 	path, werr := a.writeRun(run)
 	if werr == nil {
 		werr = writeReport(cf.report, run)
 	}
-	b := report.NewBench(run, path, nil)
-	out.Ops, out.Valid, out.InvalidReason, out.DurationS, out.RunFile, out.Client = b.Ops, b.Valid, b.InvalidReason, b.DurationS, path, b.Client
-	if perr := a.printCheck(out, lr.Report); perr != nil {
+	lr.Report.Verbose = a.verbose
+	out := report.NewCheck(run, path, lr.Report, report.ProfileOf(p))
+	out.Verdict, out.Criteria, out.Compat = verdict, criteria, compat
+	if cf.compat {
+		out.ExitFollows = "compat"
+	}
+	if perr := report.Print(a.stdout, a.output, out); perr != nil {
 		return perr
 	}
 	status := out.Verdict.Status
@@ -226,105 +198,5 @@ func verdictExit(status string) error {
 	case finding.StatusInvalid:
 		return withCode(ExitInvalid, nil)
 	}
-	return nil
-}
-
-// checkJSON is check's -w json object: the contract's verdict and findings, the
-// ops as bench reports them, and etcdctl's verdict under "compat".
-type checkJSON struct {
-	Verdict       finding.Verdict     `json:"verdict"`
-	Findings      []finding.Finding   `json:"findings"`
-	Ops           []report.BenchOp    `json:"ops"`
-	Compat        check.CompatVerdict `json:"compat"`
-	Criteria      []finding.Criterion `json:"criteria"`
-	ExitFollows   string              `json:"exit_follows"` // default | compat
-	Profile       profileJSON         `json:"profile"`
-	Valid         bool                `json:"valid"`
-	InvalidReason string              `json:"invalid_reason"`
-	DurationS     float64             `json:"duration_s"`
-	Client        report.BenchClient  `json:"client"`
-	Budget        *finding.Budget     `json:"budget,omitempty"`
-	Notes         []string            `json:"notes,omitempty"`
-	RunFile       string              `json:"run_file"`
-}
-
-// profileJSON is what a command's output says about the profile it ran.
-type profileJSON struct {
-	Name        string  `json:"name"`
-	Version     int     `json:"version"`
-	Description string  `json:"description"`
-	Rate        float64 `json:"rate"`
-	Clients     int     `json:"clients"`
-	Connections int     `json:"connections"`
-	DurationS   float64 `json:"duration_s"`
-}
-
-func profileSummary(p *profiles.Profile) profileJSON {
-	return profileJSON{Name: p.Name, Version: p.Version, Description: p.Description, Rate: p.Rate,
-		Clients: p.Clients, Connections: max(p.Connections, 1), DurationS: time.Duration(p.Duration).Seconds()}
-}
-
-func (a *app) printCheck(out checkJSON, rep analyze.Report) error {
-	if a.output == "json" {
-		return a.printJSON(out)
-	}
-	w := a.stdout
-	p := out.Profile
-	// The answer first: the verdict, etcdctl's rule beside it, the bottleneck.
-	fmt.Fprintf(w, "%s  %s: %s (etcdctl's rule: %s)\n", strings.ToUpper(out.Verdict.Status), p.Name, out.Verdict.Summary, strings.ToUpper(out.Compat.Status))
-	fmt.Fprintf(w, "check %s v%d: %s\n", p.Name, p.Version, p.Description)
-	fmt.Fprintf(w, "offered %g req/s from %d clients over %d connection(s); measured %.2fs\n", p.Rate, p.Clients, p.Connections, out.DurationS)
-	for _, op := range out.Ops {
-		fmt.Fprintf(w, "  %-16s %d requests, %d errors, %.1f req/s", op.Op, op.Requests, op.Errors, op.ThroughputRPS)
-		if op.TargetRPS > 0 {
-			fmt.Fprintf(w, " of %g target", op.TargetRPS)
-		}
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "  %-16s response p50 %s  p99 %s  max %s;  service p99 %s  max %s  stddev %s\n", "",
-			fmtMs(op.Latency.P50), fmtMs(op.Latency.P99), fmtMs(op.Latency.Max), fmtMs(op.Service.P99), fmtMs(op.Service.Max), fmtMs(op.Service.Stddev))
-	}
-	c := out.Compat
-	fmt.Fprintf(w, "\ncompat verdict (etcdctl check perf rule): %s\n", strings.ToUpper(c.Status))
-	fmt.Fprintf(w, "  throughput %.0f writes/s of %g, slowest %s, stddev %s, %d errors\n", c.ThroughputRPS, c.TargetRPS, fmtMs(c.SlowestMs), fmtMs(c.StddevMs), c.Errors)
-	for _, f := range c.Failures {
-		fmt.Fprintf(w, "  FAIL: %s\n", f)
-	}
-	fmt.Fprintf(w, "\ndefault verdict (etcdperf): %s\n", strings.ToUpper(out.Verdict.Status))
-	tw := a.table()
-	passed := 0
-	for _, cr := range out.Criteria {
-		mark := "ok"
-		if !cr.Pass {
-			mark = "FAIL"
-		} else if !a.verbose {
-			passed++
-			continue
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", mark, cr.Name, cr.Observed, cr.Threshold)
-	}
-	if passed > 0 {
-		fmt.Fprintf(tw, "  ok\t%d criteria met (-v lists them)\n", passed)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	rep.Verdict = out.Verdict
-	format := analyze.FormatSimple
-	if a.output == "table" {
-		format = analyze.FormatTable
-	}
-	rep.Verbose = a.verbose
-	if err := rep.Write(w, format); err != nil {
-		return err
-	}
-	if !out.Valid {
-		fmt.Fprintf(w, "\nrun marked invalid by the generator: %s\n", out.InvalidReason)
-	}
-	fmt.Fprintf(w, "\nexit code follows the %s verdict", out.ExitFollows)
-	if out.ExitFollows == "default" {
-		fmt.Fprint(w, " (--compat: etcdctl's)")
-	}
-	fmt.Fprintf(w, "\nrun file: %s\n", out.RunFile)
 	return nil
 }

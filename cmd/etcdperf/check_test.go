@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/etcdperf/etcdperf/report"
 )
 
 func TestProfileCommandsBadInput(t *testing.T) {
@@ -73,7 +75,7 @@ func TestCheckLoadSmallE2E(t *testing.T) {
 	if r.code != ExitOK && r.code != ExitFail && r.code != ExitInvalid {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var out checkJSON
+	var out report.Check
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v\n%s", err, r.stdout)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/plan"
 	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/report"
 )
 
 // defaultStepDuration: a few steps of 10 s each find the knee of most clusters in
@@ -194,7 +195,7 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 	if err != nil {
 		return err
 	}
-	out := planJSON{Result: plan.NewResult(slo, pf.expected, pf.maxRate, steps, good, bad), Profile: profileSummary(p)}
+	out := planJSON{Result: plan.NewResult(slo, pf.expected, pf.maxRate, steps, good, bad), Profile: report.ProfileOf(p)}
 	out.Profile.DurationS = pf.stepDuration.Seconds()
 	// The run file is the knee's step (or the first step when none held), with
 	// every step's run and the plan's diagnosis.
@@ -225,9 +226,9 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 // planJSON is plan's -w json object.
 type planJSON struct {
 	plan.Result
-	Profile profileJSON `json:"profile"`
-	RunFile string      `json:"run_file"`
-	Report  string      `json:"report,omitempty"`
+	Profile report.Profile `json:"profile"`
+	RunFile string         `json:"run_file"`
+	Report  string         `json:"report,omitempty"`
 }
 
 func (a *app) printPlan(out planJSON) error {

@@ -1,0 +1,132 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/check"
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// Check is check's output: the contract's verdict and findings, the ops as bench
+// reports them, and etcdctl's verdict under "compat". The simple and table forms
+// are one text (the answer first); only the diagnosis below it differs.
+type Check struct {
+	Verdict       finding.Verdict     `json:"verdict"`
+	Findings      []finding.Finding   `json:"findings"`
+	Ops           []BenchOp           `json:"ops"`
+	Compat        check.CompatVerdict `json:"compat"`
+	Criteria      []finding.Criterion `json:"criteria"`
+	ExitFollows   string              `json:"exit_follows"` // default | compat
+	Profile       Profile             `json:"profile"`
+	Valid         bool                `json:"valid"`
+	InvalidReason string              `json:"invalid_reason"`
+	DurationS     float64             `json:"duration_s"`
+	Client        BenchClient         `json:"client"`
+	Budget        *finding.Budget     `json:"budget,omitempty"`
+	Notes         []string            `json:"notes,omitempty"`
+	RunFile       string              `json:"run_file"`
+
+	rep analyze.Report
+}
+
+// Profile is what a command's output says about the profile it ran.
+type Profile struct {
+	Name        string  `json:"name"`
+	Version     int     `json:"version"`
+	Description string  `json:"description"`
+	Rate        float64 `json:"rate"`
+	Clients     int     `json:"clients"`
+	Connections int     `json:"connections"`
+	DurationS   float64 `json:"duration_s"`
+}
+
+// ProfileOf summarizes p; a profile without connections uses one.
+func ProfileOf(p *profiles.Profile) Profile {
+	return Profile{Name: p.Name, Version: p.Version, Description: p.Description, Rate: p.Rate,
+		Clients: p.Clients, Connections: max(p.Connections, 1), DurationS: time.Duration(p.Duration).Seconds()}
+}
+
+// NewCheck is the output of check on run, written to runFile, of profile p, with
+// rep's findings, budget and notes (its Verbose applies to the text). The caller
+// sets the verdicts (Verdict, Criteria, Compat) and ExitFollows.
+func NewCheck(run *results.Run, runFile string, rep analyze.Report, p Profile) Check {
+	c := Check{
+		Findings: rep.Findings, Ops: BenchOps(run), ExitFollows: "default", Profile: p,
+		Valid: run.Valid, InvalidReason: run.InvalidReason, DurationS: run.DurationS,
+		Client: BenchClient{CPUSeconds: run.Client.CPUSeconds, MaxRSSBytes: run.Client.MaxRSSBytes},
+		Budget: rep.Budget, Notes: rep.Notes, RunFile: runFile, rep: rep,
+	}
+	if c.Findings == nil {
+		c.Findings = []finding.Finding{}
+	}
+	return c
+}
+
+// Simple writes the text with the diagnosis in its simple form.
+func (c Check) Simple(w io.Writer) error { return c.write(w, analyze.FormatSimple) }
+
+// Table writes the text with the diagnosis as tables.
+func (c Check) Table(w io.Writer) error { return c.write(w, analyze.FormatTable) }
+
+func (c Check) write(w io.Writer, format string) error {
+	p := c.Profile
+	// The answer first: the verdict, etcdctl's rule beside it, the bottleneck.
+	fmt.Fprintf(w, "%s  %s: %s (etcdctl's rule: %s)\n", strings.ToUpper(c.Verdict.Status), p.Name, c.Verdict.Summary, strings.ToUpper(c.Compat.Status))
+	fmt.Fprintf(w, "check %s v%d: %s\n", p.Name, p.Version, p.Description)
+	fmt.Fprintf(w, "offered %g req/s from %d clients over %d connection(s); measured %.2fs\n", p.Rate, p.Clients, p.Connections, c.DurationS)
+	for _, op := range c.Ops {
+		fmt.Fprintf(w, "  %-16s %d requests, %d errors, %.1f req/s", op.Op, op.Requests, op.Errors, op.ThroughputRPS)
+		if op.TargetRPS > 0 {
+			fmt.Fprintf(w, " of %g target", op.TargetRPS)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "  %-16s response p50 %s  p99 %s  max %s;  service p99 %s  max %s  stddev %s\n", "",
+			Ms(op.Latency.P50), Ms(op.Latency.P99), Ms(op.Latency.Max), Ms(op.Service.P99), Ms(op.Service.Max), Ms(op.Service.Stddev))
+	}
+	cv := c.Compat
+	fmt.Fprintf(w, "\ncompat verdict (etcdctl check perf rule): %s\n", strings.ToUpper(cv.Status))
+	fmt.Fprintf(w, "  throughput %.0f writes/s of %g, slowest %s, stddev %s, %d errors\n", cv.ThroughputRPS, cv.TargetRPS, Ms(cv.SlowestMs), Ms(cv.StddevMs), cv.Errors)
+	for _, f := range cv.Failures {
+		fmt.Fprintf(w, "  FAIL: %s\n", f)
+	}
+	fmt.Fprintf(w, "\ndefault verdict (etcdperf): %s\n", strings.ToUpper(c.Verdict.Status))
+	tw := NewTable(w)
+	passed := 0
+	for _, cr := range c.Criteria {
+		mark := "ok"
+		if !cr.Pass {
+			mark = "FAIL"
+		} else if !c.rep.Verbose {
+			passed++
+			continue
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", mark, cr.Name, cr.Observed, cr.Threshold)
+	}
+	if passed > 0 {
+		fmt.Fprintf(tw, "  ok\t%d criteria met (-v lists them)\n", passed)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	rep := c.rep
+	rep.Verdict = c.Verdict // check's own, which the analyzer's feeds
+	if err := rep.Write(w, format); err != nil {
+		return err
+	}
+	if !c.Valid {
+		fmt.Fprintf(w, "\nrun marked invalid by the generator: %s\n", c.InvalidReason)
+	}
+	fmt.Fprintf(w, "\nexit code follows the %s verdict", c.ExitFollows)
+	if c.ExitFollows == "default" {
+		fmt.Fprint(w, " (--compat: etcdctl's)")
+	}
+	fmt.Fprintf(w, "\nrun file: %s\n", c.RunFile)
+	return nil
+}
