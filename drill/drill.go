@@ -11,6 +11,8 @@ package drill
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -18,6 +20,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/results"
+)
+
+// The drills' names, as their reports' "drill" field says.
+const (
+	ReplaceName = "replace-member"
+	RestartName = "rolling-restart"
 )
 
 // Phase names, in drill order.
@@ -118,4 +126,20 @@ type Client struct {
 type Action struct {
 	At   time.Time `json:"at"`
 	What string    `json:"what"`
+}
+
+// record makes the load's run the drill's run file: it stores the drill's report
+// (its JSON, as -w json prints it), so a report of the file shows the drill, and
+// marks the run interrupted or failed as the drill was, not as its load, which
+// the drill always stops.
+func record(run *results.Run, rep any, interrupted bool, errText string) error {
+	if run == nil {
+		return nil
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return fmt.Errorf("record the drill in its run: %w", err)
+	}
+	run.Drill, run.Interrupted, run.Error = b, interrupted, errText
+	return nil
 }

@@ -2,6 +2,8 @@ package drill
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -108,14 +110,26 @@ func replace(t *testing.T, c *cluster.Cluster, cli *clientv3.Client, asVoter boo
 // ends with three voters holding the same data.
 func TestReplaceMember(t *testing.T) {
 	c, cli := liveCluster(t)
-	spec, err := SizeFill("/etcdperf/drill-fill/", 4<<20, 4096)
+	spec, err := FillFor("/etcdperf/drill-fill/", 4<<20, 4096, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Fill(context.Background(), cli, spec, nil); err != nil {
+	env := &Env{}
+	if err := env.WriteFill(context.Background(), cli, spec, false); err != nil {
 		t.Fatal(err)
 	}
+	// The fill's root now holds keys: a second fill is refused as bench refuses its prefix.
+	if err := env.WriteFill(context.Background(), cli, spec, false); !errors.Is(err, bench.ErrPrefixInUse) {
+		t.Errorf("a fill over a root in use: %v, want bench.ErrPrefixInUse", err)
+	}
 	rep := replace(t, c, cli, false, "")
+	var stored struct {
+		Drill  string  `json:"drill"`
+		Phases []Phase `json:"phases"`
+	}
+	if rep.Load == nil || json.Unmarshal(rep.Load.Drill, &stored) != nil || stored.Drill != ReplaceName || len(stored.Phases) != len(rep.Phases) {
+		t.Errorf("the load's run does not hold the drill's report: %+v", stored)
+	}
 	var names []string
 	for _, p := range rep.Phases {
 		names = append(names, p.Name)
@@ -143,6 +157,10 @@ func TestReplaceMember(t *testing.T) {
 	v := replace(t, c, cli, true, "")
 	if v.Mode != "voter" || v.PromoteS != nil || v.CatchUpS == nil || !strings.Contains(v.Exposure.Why, "new voter") {
 		t.Errorf("as voter: mode %s, promote %v, catch-up %v, exposure %q", v.Mode, v.PromoteS, v.CatchUpS, v.Exposure.Why)
+	}
+	env.DeleteFill(cli, spec)
+	if resp, err := cli.Get(context.Background(), spec.Root, clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil || resp.Count != 0 {
+		t.Errorf("after DeleteFill: %v keys under %s (%v)", resp, spec.Root, err)
 	}
 }
 

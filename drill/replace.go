@@ -109,6 +109,8 @@ type ReplaceReport struct {
 	// original number of voters.
 	Restored string `json:"restored,omitempty"`
 	Voters   int    `json:"voters_after"`
+	// RunFile is the run file the drill wrote (its load, with this report).
+	RunFile string `json:"run_file,omitempty"`
 
 	// Load is the background load's run, for plots; not part of the JSON.
 	Load *results.Run `json:"-"`
@@ -179,7 +181,7 @@ func ReplaceMember(ctx context.Context, cfg ReplaceConfig) (*ReplaceReport, erro
 		mode = "voter"
 	}
 	r := &replaceRun{cfg: cfg, env: cfg.Env, members: cfg.Plan.Survey.Members, leader: fmt.Sprintf("%x", cfg.Plan.Survey.Leader),
-		rep: &ReplaceReport{Drill: "replace-member", Mode: mode, Settings: cfg.Settings, Removed: cfg.Plan.Victim}}
+		rep: &ReplaceReport{Drill: ReplaceName, Mode: mode, Settings: cfg.Settings, Removed: cfg.Plan.Victim}}
 	lctx, stopLoad := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLoad()
 	loadDone := make(chan loaded, 1)
@@ -222,6 +224,9 @@ func ReplaceMember(ctx context.Context, cfg ReplaceConfig) (*ReplaceReport, erro
 		// whatever the steps then said.
 		err = fmt.Errorf("background load: %w", loadRes.err)
 		r.rep.Error = err.Error()
+	}
+	if rerr := record(r.rep.Load, r.rep, r.rep.Interrupted, r.rep.Error); rerr != nil && err == nil {
+		err = rerr
 	}
 	return r.rep, err
 }

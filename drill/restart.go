@@ -78,7 +78,9 @@ type RestartReport struct {
 	Actions               []Action      `json:"actions"`
 	Interrupted           bool          `json:"interrupted,omitempty"`
 	Error                 string        `json:"error,omitempty"`
-	Load                  *results.Run  `json:"-"`
+	// RunFile is the run file the drill wrote (its load, with this report).
+	RunFile string       `json:"run_file,omitempty"`
+	Load    *results.Run `json:"-"`
 }
 
 // Restart is one member's restart.
@@ -103,7 +105,7 @@ func RollingRestart(ctx context.Context, cfg RestartConfig) (*RestartReport, err
 		cfg.Timeout = time.Minute
 	}
 	env := cfg.Env
-	rep := &RestartReport{Drill: "rolling-restart"}
+	rep := &RestartReport{Drill: RestartName}
 	r := &replaceRun{env: env, rep: &ReplaceReport{}, members: cfg.Plan.Survey.Members, leader: fmt.Sprintf("%x", cfg.Plan.Survey.Leader)}
 	lctx, stopLoad := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLoad()
@@ -187,6 +189,9 @@ func RollingRestart(ctx context.Context, cfg RestartConfig) (*RestartReport, err
 	}
 	rep.Client = summarize(r.bounds, l.run)
 	rep.Verify = verifyCluster(context.WithoutCancel(ctx), env)
+	if rerr := record(rep.Load, rep, rep.Interrupted, rep.Error); rerr != nil && err == nil {
+		err = rerr
+	}
 	return rep, err
 }
 

@@ -172,11 +172,7 @@ func Manifest(j Job) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	j.header(&b)
-	docs := []any{j.workerJob()}
-	if j.Results == ResultsPVC {
-		docs = append(docs, j.mergeJob())
-	}
-	for i, d := range docs {
+	for i, d := range j.docs() {
 		if i > 0 {
 			b.WriteString("---\n")
 		}
@@ -190,6 +186,16 @@ func Manifest(j Job) ([]byte, error) {
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// docs are the manifest's documents: the worker Job and, with PVC results, the
+// suspended merge Job.
+func (j Job) docs() []job {
+	docs := []job{j.workerJob()}
+	if j.Results == ResultsPVC {
+		docs = append(docs, j.mergeJob())
+	}
+	return docs
 }
 
 // header is the comment that says how to apply the manifest and merge the results.

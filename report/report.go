@@ -6,6 +6,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,12 @@ type Report struct {
 	Members int `json:"scraped_members"`
 
 	*finding.Diagnosis
+
+	// Drill is the report of the drill the run is the load of, as the drill printed
+	// it with -w json (results.Run.Drill).
+	Drill json.RawMessage `json:"drill,omitempty"`
+	// drill is Drill decoded, rendered as the drill printed it.
+	drill Output
 
 	// Plots are the plot files written by WritePlots (PNG and SVG), when any.
 	Plots []string `json:"plots,omitempty"`
@@ -91,7 +98,12 @@ func NewReport(run *results.Run, diag *finding.Diagnosis) (*Report, error) {
 		Target: run.Target, Valid: run.Valid, InvalidReason: run.InvalidReason,
 		Interrupted: run.Interrupted, Error: run.Error,
 		Ops: []OpSummary{}, Client: run.Client, Host: run.Host, Diagnosis: diag,
-		figures: figs,
+		Drill: run.Drill, figures: figs,
+	}
+	if len(run.Drill) > 0 {
+		if r.drill, err = DrillOutput(run.Drill); err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
 	}
 	for _, op := range run.Ops {
 		r.Ops = append(r.Ops, OpSummary{

@@ -85,6 +85,12 @@ func (r *Report) sections() []section {
 		head.Blocks = append(head.Blocks, block{Text: "Error: " + r.Error, Grade: "fail"})
 	}
 	out = append(out, head)
+	if r.drill != nil {
+		var b strings.Builder
+		if err := r.drill.Simple(&b); err == nil {
+			out = append(out, section{Title: "Drill", Blocks: []block{{Code: strings.TrimRight(b.String(), "\n")}}})
+		}
+	}
 
 	if r.Diagnosis != nil && r.Verdict != nil {
 		v := r.Verdict

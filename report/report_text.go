@@ -57,7 +57,7 @@ func (r *Report) WriteText(w io.Writer) error {
 				}
 				tw.Flush()
 			case b.Code != "":
-				fmt.Fprintf(bw, "  %s\n", b.Code)
+				fmt.Fprintf(bw, "  %s\n", strings.ReplaceAll(b.Code, "\n", "\n  "))
 			default:
 				fmt.Fprintf(bw, "  %s\n", b.Text)
 			}

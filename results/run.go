@@ -4,6 +4,7 @@
 package results
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -65,6 +66,10 @@ type Run struct {
 	// without steps of its own); the file's own ops and scrapes are those of the
 	// knee's step. Empty for every other command.
 	Steps []*Run `json:"steps,omitempty"`
+	// Drill is the report of the drill this run is the background load of (drill
+	// replace-member or rolling-restart), as the drill printed it with -w json;
+	// package report decodes it. Empty for every other command.
+	Drill json.RawMessage `json:"drill,omitempty"`
 }
 
 // Alarm is one raised alarm as the Maintenance API lists it.

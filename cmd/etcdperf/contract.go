@@ -47,13 +47,10 @@ func checkOutput(cmd *cobra.Command, out string) error {
 // where a table would print what simple prints, table is refused rather than
 // silently equal.
 var declaredOutputs = map[string][]string{
-	"etcdperf plan":                  {"simple", "json"},
-	"etcdperf qualify":               {"simple", "json"},
-	"etcdperf report":                {"simple", "json"}, // --format picks the rendering; -w json is --format json
-	"etcdperf k8s job":               {"simple", "json"},
-	"etcdperf k8s worker":            {"simple"}, // prints the child's output; its -w goes after --
-	"etcdperf drill replace-member":  {"simple", "json"},
-	"etcdperf drill rolling-restart": {"simple", "json"},
+	"etcdperf plan":       {"simple", "json"},
+	"etcdperf qualify":    {"simple", "json"},
+	"etcdperf report":     {"simple", "json"}, // --format picks the rendering; -w json is --format json
+	"etcdperf k8s worker": {"simple"},         // prints the child's output; its -w goes after --
 }
 
 // declareOutputs applies declaredOutputs to the tree; a path that names no

@@ -12,11 +12,8 @@ import (
 
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/drill"
-	"github.com/etcdperf/etcdperf/inspect"
-	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
-	"github.com/etcdperf/etcdperf/units"
 )
 
 // drillFlags are the options both drills share.
@@ -99,121 +96,51 @@ func (a *app) drillEnv(t *target) *drill.Env {
 	}
 }
 
-// drillLoad opens the load's clients to eps and returns the load: puts at --rate or
-// a profile, until the drill stops it. close releases the clients.
+// drillLoad is the background load on eps: puts at --rate or a profile, until the
+// drill stops it. closeLoad releases its clients.
 func (a *app) drillLoad(cmd *cobra.Command, df *drillFlags, t *target, eps []string, command string) (drill.Load, func(), error) {
 	tlsCfg, err := a.conn.tlsConfig()
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg := a.conn.clientConfig(eps, tlsCfg, t.Client.Username, t.Client.Password)
-	var clis []*clientv3.Client
-	closeAll := func() {
-		for _, c := range clis {
-			c.Close()
-		}
+	load, closeLoad, err := drill.NewLoad(drill.LoadConfig{
+		Dial:  func() (*clientv3.Client, error) { return clientv3.New(cfg) },
+		Conns: df.conns, Workers: df.clients, Rate: df.rate, RateSet: cmd.Flags().Changed("rate"), ValSize: df.valSize,
+		Profile: df.profile, Prefix: df.prefix + "drill-load/", Force: df.force,
+		NewRun: func() *results.Run { return a.newRun(cmd, command, t) },
+	})
+	if errors.Is(err, drill.ErrLoadConfig) {
+		err = usageErr(err)
 	}
-	for range df.conns {
-		c, err := clientv3.New(cfg)
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("open load connection to %s: %w", strings.Join(eps, ","), err)
-		}
-		clis = append(clis, c)
-	}
-	prefix := df.prefix + "drill-load/"
-	var w bench.Workload
-	bc := bench.Config{Workers: df.clients, Rate: df.rate}
-	if df.profile != "" {
-		e, err := profiles.Load(df.profile)
-		if err != nil {
-			closeAll()
-			return nil, nil, usageErr(err)
-		}
-		if w, bc, err = profiles.Build(e.Profile, clis, prefix); err != nil {
-			closeAll()
-			return nil, nil, usageErr(err)
-		}
-		if cmd.Flags().Changed("rate") {
-			bc.Rate = df.rate
-		}
-	} else if w, err = bench.NewPut(clis, bench.PutConfig{Prefix: prefix, KeySize: 8, ValSize: df.valSize, KeySpace: 10000}); err != nil {
-		closeAll()
-		return nil, nil, usageErr(err)
-	}
-	// The drill ends the load; the duration only bounds a drill that hangs.
-	bc.Duration, bc.Warmup, bc.Prefix, bc.Force, bc.KV = 24*time.Hour, 0, prefix, df.force, clis[0]
-	load := func(ctx context.Context) (*results.Run, error) {
-		run := a.newRun(cmd, command, t)
-		err := bench.Run(ctx, bc, w, run)
-		return run, err
-	}
-	return load, closeAll, nil
+	return load, closeLoad, err
 }
 
-// drillFill reads --fill and --shape into the data to write before the drill.
-func drillFill(root string, fill, fillValue int64, shape string) (drill.FillSpec, error) {
-	if shape == "" {
-		return drill.SizeFill(root, fill, int(fillValue))
+// drillDone writes the drill's run file and prints its report, writes --report,
+// and maps the outcome to the exit code: refused or failed to run 2, interrupted
+// 130, a cluster left wrong 1.
+func (a *app) drillDone(df *drillFlags, title string, out report.Output, run *results.Run, ps []drill.Phase, runFile *string, outcome drill.Outcome, err error) error {
+	var werr error
+	if run != nil {
+		*runFile, werr = a.writeRun(run)
 	}
-	r, err := inspect.ReadReport(shape)
-	if err != nil {
-		return drill.FillSpec{}, fmt.Errorf("--shape: %w", err)
+	if perr := report.Print(a.stdout, a.output, out); perr != nil {
+		return perr
 	}
-	return drill.ShapeFill(root, r, fill)
-}
-
-// runFill writes the fill, refusing a prefix in use unless --force.
-func (a *app) runFill(ctx context.Context, cli *clientv3.Client, f drill.FillSpec, force bool) error {
-	if len(f.Prefixes) == 0 {
-		return nil
+	if werr == nil && df.report != "" {
+		werr = writeDrillReport(df.report, title, out, run, ps)
 	}
-	if !force {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		resp, err := cli.Get(cctx, f.Root, clientv3.WithPrefix(), clientv3.WithCountOnly())
-		cancel()
-		if err != nil {
-			return fmt.Errorf("check fill prefix %s: %w", f.Root, err)
-		}
-		if resp.Count > 0 {
-			return fmt.Errorf("fill prefix %s already holds %d keys (pass --force to overwrite and delete them)", f.Root, resp.Count)
-		}
-	}
-	start := time.Now()
-	fmt.Fprintf(a.stderr, "drill: filling %s under %s\n", units.Bytes(f.Bytes()), f.Root)
-	if err := drill.Fill(ctx, cli, f, nil); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.stderr, "drill: filled in %.1f s\n", time.Since(start).Seconds())
-	return nil
-}
-
-// deleteFill removes the fill from a user's cluster (an embedded one is discarded).
-func (a *app) deleteFill(cli *clientv3.Client, f drill.FillSpec) {
-	if len(f.Prefixes) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), bench.CleanupTimeout)
-	defer cancel()
-	if _, err := cli.Delete(ctx, f.Root, clientv3.WithPrefix()); err != nil {
-		fmt.Fprintf(a.stderr, "drill: could not delete the fill under %s: %v\n", f.Root, err)
-	}
-}
-
-// drillExit maps a drill's outcome to the exit code: refused or failed to run 2,
-// interrupted 130, a cluster left wrong 1.
-func drillExit(err error, interrupted, ok bool) error {
-	switch {
-	case interrupted:
+	switch outcome {
+	case drill.Interrupted:
 		return fmt.Errorf("interrupted: %w", context.Canceled)
-	case errors.Is(err, drill.ErrRefused):
+	case drill.Refused:
 		return withCode(ExitError, err)
-	case err != nil:
+	case drill.Failed:
 		return err
-	case !ok:
+	case drill.Changed:
 		return withCode(ExitFail, errors.New("the cluster after the drill is not as it was (see verify)"))
 	}
-	return nil
+	return werr
 }
 
 // replaceFlags are replace-member's own options.
@@ -286,7 +213,7 @@ func (a *app) runReplace(cmd *cobra.Command, df *drillFlags, rf *replaceFlags) e
 	if !cmd.Flags().Changed("fill") && len(a.conn.endpoints) == 0 && rf.shape == "" {
 		fillBytes = rf.defaultFillBytes
 	}
-	spec, err := drillFill(df.prefix+"drill-fill/", fillBytes, int64(rf.fillValue), rf.shape)
+	spec, err := drill.FillFor(df.prefix+"drill-fill/", fillBytes, int(rf.fillValue), rf.shape)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -309,11 +236,11 @@ func (a *app) runReplace(cmd *cobra.Command, df *drillFlags, rf *replaceFlags) e
 	if err != nil {
 		return withCode(ExitError, err)
 	}
-	if err := a.runFill(ctx, t.Client, spec, df.force); err != nil {
+	if err := env.WriteFill(ctx, t.Client, spec, df.force); err != nil {
 		return err
 	}
 	if t.Cluster == nil {
-		defer a.deleteFill(t.Client, spec)
+		defer env.DeleteFill(t.Client, spec)
 	}
 	load, closeLoad, err := a.drillLoad(cmd, df, t, plan.LoadEndpoints(), "drill replace-member")
 	if err != nil {
@@ -326,27 +253,11 @@ func (a *app) runReplace(cmd *cobra.Command, df *drillFlags, rf *replaceFlags) e
 	if rep == nil {
 		return err
 	}
-	if perr := a.printReplace(rep); perr != nil {
-		return perr
-	}
-	if werr := writeDrillReport(df.report, "drill replace-member ("+rep.Mode+")", rep, rep.Load, rep.Phases); werr != nil && err == nil {
-		err = werr
-	}
-	return drillExit(err, rep.Interrupted, rep.Verify.OK(len(plan.Survey.Voters())))
-}
-
-func (a *app) printReplace(rep *drill.ReplaceReport) error {
-	if a.output == "json" {
-		return a.printJSON(rep)
-	}
-	return rep.WriteText(a.stdout)
+	return a.drillDone(df, "drill replace-member ("+rep.Mode+")", (*report.ReplaceDrill)(rep), rep.Load, rep.Phases, &rep.RunFile, drill.Judge(err, rep.Interrupted, rep.Verify.OK(len(plan.Survey.Voters()))), err)
 }
 
 // writeDrillReport writes the drill's JSON and its timeline plot to dir, when named.
 func writeDrillReport(dir, title string, rep any, run *results.Run, ps []drill.Phase) error {
-	if dir == "" {
-		return nil
-	}
 	spans := make([]report.Span, len(ps))
 	for i, p := range ps {
 		spans[i] = report.Span{Name: strings.TrimSpace(p.Name + " " + p.Member), Start: p.Start, End: p.End}
@@ -418,15 +329,5 @@ func (a *app) runRestart(cmd *cobra.Command, df *drillFlags, rf *restartFlags) e
 	if rep == nil {
 		return err
 	}
-	if a.output == "json" {
-		if perr := a.printJSON(rep); perr != nil {
-			return perr
-		}
-	} else if perr := rep.WriteText(a.stdout); perr != nil {
-		return perr
-	}
-	if werr := writeDrillReport(df.report, "drill rolling-restart", rep, rep.Load, rep.Phases); werr != nil && err == nil {
-		err = werr
-	}
-	return drillExit(err, rep.Interrupted, rep.Verify.OK(len(plan.Survey.Voters())))
+	return a.drillDone(df, "drill rolling-restart", (*report.RestartDrill)(rep), rep.Load, rep.Phases, &rep.RunFile, drill.Judge(err, rep.Interrupted, rep.Verify.OK(len(plan.Survey.Voters()))), err)
 }

@@ -72,7 +72,7 @@ func TestDrillReplaceJSON(t *testing.T) {
 	}
 	rep := filepath.Join(t.TempDir(), "rep")
 	r := runBin(t, nil, "drill", "replace-member", "--fill", "2MiB", "--rate", "100", "--before", "1s", "--after", "1s",
-		"--embedded-snapshot-count", "100", "--embedded-snapshot-catchup-entries", "50", "-w", "json", "--report", rep)
+		"--embedded-snapshot-count", "100", "--embedded-snapshot-catchup-entries", "50", "-w", "json", "--report", rep, "--results-dir", filepath.Dir(rep))
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -91,6 +91,7 @@ func TestDrillReplaceJSON(t *testing.T) {
 		} `json:"client"`
 		LeaderChanges *int64 `json:"leader_changes"`
 		Voters        int    `json:"voters_after"`
+		RunFile       string `json:"run_file"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v\n%s", err, r.stdout)
@@ -106,6 +107,11 @@ func TestDrillReplaceJSON(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "drill: phase snapshot") {
 		t.Errorf("no per-phase progress on stderr: %s", r.stderr)
+	}
+	// The run file holds the drill: its report shows what the drill printed.
+	rr := runBin(t, nil, "report", out.RunFile)
+	if rr.code != 0 || !strings.Contains(rr.stdout, "\nDRILL\n  replace-member (learner): removed ") || !strings.Contains(rr.stdout, "verify: 3 voting member(s)") {
+		t.Errorf("report %s: exit %d\n%s%s", out.RunFile, rr.code, rr.stdout, rr.stderr)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/k8s"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/version"
 )
 
@@ -94,27 +95,15 @@ and pass --image when its name differs. Any image with etcdperf on its PATH work
 			if dash := cmd.ArgsLenAtDash(); dash != 0 || len(args) == 0 {
 				return usageErr(errors.New("give the worker's command after --, e.g. -- bench put --endpoints=https://etcd:2379 --rate 1000"))
 			}
-			j.Args = args
-			j.StartAt = startAt
-			if j.StartAt.IsZero() {
-				if delay <= 0 {
-					return usageErr(errors.New("--start-delay must be positive"))
-				}
-				// Whole seconds: the time is read by people and shells too.
-				j.StartAt = time.Now().Add(delay).Truncate(time.Second).Add(time.Second).UTC()
-			}
-			if j.Name == "" {
-				j.Name = "etcdperf-" + j.StartAt.Format("20060102-150405")
+			j.Args, j.StartAt = args, startAt
+			if err := j.Schedule(time.Now(), delay); err != nil {
+				return usageErr(err)
 			}
 			out, err := k8s.Manifest(j)
 			if err != nil {
 				return usageErr(err)
 			}
-			if a.output == "json" {
-				return a.printJSON(map[string]any{"name": j.Name, "start_at": j.StartAt, "workers": j.Workers, "manifest": string(out)})
-			}
-			_, err = a.stdout.Write(out)
-			return err
+			return report.Print(a.stdout, a.output, report.K8sJob{Manifest: string(out), Name: j.Name, StartAt: j.StartAt, Workers: j.Workers, Objects: j.Objects()})
 		},
 	}
 	f := cmd.Flags()

@@ -1,24 +1,23 @@
 package main
 
 import (
-	"runtime/pprof"
-	"strconv"
-	"text/tabwriter"
-	"time"
-
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/etcdperf/etcdperf/internal/etcdctl"
 	"github.com/etcdperf/etcdperf/internal/flagcheck"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 	"github.com/etcdperf/etcdperf/version"
-	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 // app is everything a command needs besides its own flags: the streams and the
@@ -186,21 +185,7 @@ version and the embedded etcd release. -w json prints them as one object, -w tab
 as a table. Run files record the same (tool).`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			i := buildInfo()
-			switch a.output {
-			case "json":
-				return a.printJSON(i)
-			case "table":
-				tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "FIELD\tVALUE")
-				for _, kv := range [][2]string{{"version", i.Version}, {"commit", i.ShortCommit()}, {"dirty", strconv.FormatBool(i.Dirty)},
-					{"commit time", i.CommitTime}, {"go", i.Go}, {"embedded etcd", i.Etcd}, {"module", i.Module}} {
-					fmt.Fprintf(tw, "%s\t%s\n", kv[0], kv[1])
-				}
-				return tw.Flush()
-			}
-			fmt.Fprintln(a.stdout, i)
-			return nil
+			return report.Print(a.stdout, a.output, report.Version(buildInfo()))
 		},
 	}
 }

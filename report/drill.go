@@ -1,11 +1,44 @@
-package drill
+package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/etcdperf/etcdperf/drill"
 )
+
+// ReplaceDrill is the outcome of drill replace-member as Output: its JSON is the
+// drill's report, Simple the summary with the phase table, Table the phases alone.
+type ReplaceDrill drill.ReplaceReport
+
+// RestartDrill is the outcome of drill rolling-restart as Output.
+type RestartDrill drill.RestartReport
+
+// DrillOutput is the Output of a drill's report as a run file stores it
+// (results.Run.Drill): which of the drills it is says its shape.
+func DrillOutput(raw json.RawMessage) (Output, error) {
+	var head struct {
+		Drill string `json:"drill"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, fmt.Errorf("drill report: %w", err)
+	}
+	var o Output
+	switch head.Drill {
+	case drill.ReplaceName:
+		o = &ReplaceDrill{}
+	case drill.RestartName:
+		o = &RestartDrill{}
+	default:
+		return nil, fmt.Errorf("drill report: unknown drill %q", head.Drill)
+	}
+	if err := json.Unmarshal(raw, o); err != nil {
+		return nil, fmt.Errorf("drill report: %w", err)
+	}
+	return o, nil
+}
 
 func fmtOpt[T int64 | float64](v *T, format string) string {
 	if v == nil {
@@ -17,8 +50,8 @@ func fmtOpt[T int64 | float64](v *T, format string) string {
 func fmtSecs(v *float64) string { return fmtOpt(v, "%.2f s") }
 
 // writePhases is the per-phase table both drills print.
-func writePhases(w io.Writer, ps []Phase) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+func writePhases(w io.Writer, ps []drill.Phase) error {
+	tw := NewTable(w)
 	fmt.Fprintln(tw, "PHASE\tMEMBER\tDURATION\tREQUESTS\tERRORS\tP50\tP99\tMAX\tLEADER CHANGES\tHEARTBEAT FAILURES\tLEADER PEER TX\tNOTE")
 	for _, p := range ps {
 		tx := "?"
@@ -36,8 +69,13 @@ func writePhases(w io.Writer, ps []Phase) error {
 	return tw.Flush()
 }
 
-// WriteText renders the report for people (the simple output).
-func (r *ReplaceReport) WriteText(w io.Writer) error {
+// Table writes one row per phase: duration, client requests, errors and
+// percentiles, leader changes, heartbeat send failures and the leader's peer traffic.
+func (r *ReplaceDrill) Table(w io.Writer) error { return writePhases(w, r.Phases) }
+
+// Simple writes the drill's summary for people: the phase table, the snapshot,
+// the catch-up against inspect's prediction, client p99 and the verification.
+func (r *ReplaceDrill) Simple(w io.Writer) error {
 	added := "nothing"
 	if r.Added != nil {
 		added = r.Added.Name
@@ -86,11 +124,16 @@ func (r *ReplaceReport) WriteText(w io.Writer) error {
 	if r.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", r.Error)
 	}
+	writeRunFile(w, r.RunFile)
 	return nil
 }
 
-// WriteText renders the report for people (the simple output).
-func (r *RestartReport) WriteText(w io.Writer) error {
+// Table writes one row per phase, a restart phase per member.
+func (r *RestartDrill) Table(w io.Writer) error { return writePhases(w, r.Phases) }
+
+// Simple writes the drill's summary for people: the phase table, each restart and
+// the verification.
+func (r *RestartDrill) Simple(w io.Writer) error {
 	fmt.Fprintln(w, "rolling-restart")
 	if err := writePhases(w, r.Phases); err != nil {
 		return err
@@ -109,10 +152,11 @@ func (r *RestartReport) WriteText(w io.Writer) error {
 	if r.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", r.Error)
 	}
+	writeRunFile(w, r.RunFile)
 	return nil
 }
 
-func writeVerify(w io.Writer, v *Verification) {
+func writeVerify(w io.Writer, v *drill.Verification) {
 	if v == nil {
 		return
 	}
@@ -125,4 +169,10 @@ func writeVerify(w io.Writer, v *Verification) {
 		fmt.Fprintf(w, " (%s)", v.Error)
 	}
 	fmt.Fprintln(w)
+}
+
+func writeRunFile(w io.Writer, path string) {
+	if path != "" {
+		fmt.Fprintf(w, "run file: %s\n", path)
+	}
 }

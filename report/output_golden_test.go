@@ -1,0 +1,114 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/etcdperf/etcdperf/k8s"
+	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/version"
+)
+
+// readDrill decodes a drill's recorded -w json output (testdata/drill-*.json,
+// written by the live drills) into its Output.
+func readDrill(t *testing.T, name string) Output {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := DrillOutput(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// TestOutputGolden renders recorded values of the commands' outputs every way
+// of -w; JSON must give back the recorded bytes.
+func TestOutputGolden(t *testing.T) {
+	job := k8s.Job{Workers: 3, Image: "ghcr.io/etcdperf/etcdperf:v1", Args: []string{"bench", "put", "--endpoints=https://etcd:2379", "--rate", "3000"},
+		TLSSecret: "etcd-client", Results: k8s.ResultsPVC, PVC: "results", CPU: "2", Memory: "1Gi", TTL: time.Hour}
+	if err := job.Schedule(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := k8s.Manifest(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]Output{
+		"drill-replace": readDrill(t, "drill-replace.json"),
+		"drill-restart": readDrill(t, "drill-restart.json"),
+		"version": Version(version.Info{Module: version.Module, Version: "v0.9.0", Commit: "0123456789abcdef0123", CommitTime: "2026-01-02T03:04:05Z",
+			Go: "go1.26.0", Etcd: "3.6.16"}),
+		"k8s-job": K8sJob{Manifest: string(manifest), Name: job.Name, StartAt: job.StartAt, Workers: job.Workers, Objects: job.Objects()},
+	} {
+		for _, format := range []string{"simple", "table", "json"} {
+			var b bytes.Buffer
+			if err := Print(&b, format, o); err != nil {
+				t.Fatal(err)
+			}
+			if format == "json" && strings.HasPrefix(name, "drill-") {
+				want, _ := os.ReadFile(filepath.Join("testdata", name+".json"))
+				if !bytes.Equal(b.Bytes(), want) {
+					t.Errorf("%s -w json does not give back the recorded JSON:\n%s", name, b.Bytes())
+				}
+				continue
+			}
+			golden(t, name+"."+format+".golden", b.Bytes())
+		}
+	}
+}
+
+// TestReportOfDrillRun: a report of a drill's run file shows what the drill
+// printed, and its JSON carries the drill's.
+func TestReportOfDrillRun(t *testing.T) {
+	run, err := results.ReadFile(filepath.Join("testdata", "drill-run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReport(run, run.Diagnosis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, want bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	o, err := DrillOutput(run.Drill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Simple(&want); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "\nDRILL\n  "+strings.ReplaceAll(strings.TrimRight(want.String(), "\n"), "\n", "\n  ")+"\n") {
+		t.Errorf("the report does not show the drill as it printed:\n%s\nwant within it:\n%s", text.String(), want.String())
+	}
+	var js bytes.Buffer
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Drill struct {
+			Drill  string            `json:"drill"`
+			Phases []json.RawMessage `json:"phases"`
+		} `json:"drill"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || back.Drill.Drill != "replace-member" || len(back.Drill.Phases) != 5 {
+		t.Errorf("report JSON's drill: %+v (%v)", back.Drill, err)
+	}
+}
+
+func TestDrillOutputRefuses(t *testing.T) {
+	for _, raw := range []string{`{"drill": "fire"}`, `[]`, `{"drill": "replace-member", "phases": 3}`} {
+		if _, err := DrillOutput(json.RawMessage(raw)); err == nil {
+			t.Errorf("%s decoded", raw)
+		}
+	}
+}
