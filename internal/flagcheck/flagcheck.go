@@ -132,3 +132,28 @@ func number(f *pflag.Flag) (float64, error) {
 	}
 	return strconv.ParseFloat(s, 64)
 }
+
+// Same gives each of names the rule r: the flags that share one rule are listed
+// together.
+func Same(r Rule, names ...string) map[string]Rule {
+	m := make(map[string]Rule, len(names))
+	for _, n := range names {
+		m[n] = r
+	}
+	return m
+}
+
+// Rules joins rule tables into one. A flag named in two tables is a bug in the
+// tables (which rule holds?), so Rules panics on it: at start-up, caught by any test.
+func Rules(tables ...map[string]Rule) map[string]Rule {
+	out := map[string]Rule{}
+	for _, t := range tables {
+		for n, r := range t {
+			if _, dup := out[n]; dup {
+				panic("flagcheck: two rules for --" + n)
+			}
+			out[n] = r
+		}
+	}
+	return out
+}

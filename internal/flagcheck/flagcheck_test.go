@@ -64,3 +64,16 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestRules(t *testing.T) {
+	got := Rules(Same(Rule{Kind: Positive}, "a", "b"), map[string]Rule{"c": {Kind: Fraction}})
+	if len(got) != 3 || got["a"].Kind != Positive || got["b"].Kind != Positive || got["c"].Kind != Fraction {
+		t.Errorf("Rules = %+v", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a flag in two tables did not panic")
+		}
+	}()
+	Rules(Same(Rule{Kind: Positive}, "a"), Same(Rule{Kind: Fraction}, "a"))
+}
