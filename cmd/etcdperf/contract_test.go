@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/internal/cli"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -25,7 +26,7 @@ func leaves(t *testing.T) map[string]*cobra.Command {
 	t.Cleanup(func() { null.Close() })
 	root := newApp(null, null, null).rootCmd()
 	out := map[string]*cobra.Command{}
-	walk(root, func(c *cobra.Command) {
+	cli.Walk(root, func(c *cobra.Command) {
 		if c.Runnable() && !c.HasSubCommands() {
 			out[c.CommandPath()] = c
 		}
@@ -125,11 +126,11 @@ func TestEveryCommandWritesOneJSONObject(t *testing.T) {
 			t.Errorf("%s has no case here: give it one (what -w json prints)", path)
 			continue
 		}
-		outs := outputsOf(cmd)
+		outs := cli.OutputsOf(cmd)
 		t.Run(strings.TrimPrefix(path, "etcdperf "), func(t *testing.T) {
 			words := strings.Fields(strings.TrimPrefix(path, "etcdperf "))
 			// Each -w value the command does not honour: one line, exit 2, no stdout.
-			for _, w := range allOutputs {
+			for _, w := range cli.Outputs {
 				if slices.Contains(outs, w) {
 					continue
 				}

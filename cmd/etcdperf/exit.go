@@ -1,50 +1,18 @@
 package main
 
-import (
-	"context"
-	"errors"
-	"fmt"
-)
+import "github.com/etcdperf/etcdperf/internal/cli"
 
-// Exit codes, documented in README.md; CI jobs gate on them.
+// Exit codes, documented in README.md (package cli says what each means).
 const (
-	ExitOK          = 0   // ran and passed
-	ExitFail        = 1   // ran and the verdict is fail
-	ExitError       = 2   // could not run: bad input, unreachable cluster, I/O error
-	ExitInvalid     = 3   // the run is invalid: target rate not reached, generator saturated
-	ExitInterrupted = 130 // interrupted: partial results written, keys cleaned up
+	ExitOK          = cli.ExitOK
+	ExitFail        = cli.ExitFail
+	ExitError       = cli.ExitError
+	ExitInvalid     = cli.ExitInvalid
+	ExitInterrupted = cli.ExitInterrupted
 )
-
-// exitError carries an exit code up to run. A nil err means the message was
-// already shown (a verdict printed on stdout), only the code matters.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
 
 // withCode marks err with an exit code.
-func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+func withCode(code int, err error) error { return cli.WithCode(code, err) }
 
-// exitCode maps an error to the documented exit codes.
-func exitCode(err error) int {
-	var ee *exitError
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.As(err, &ee):
-		return ee.code
-	case errors.Is(err, context.Canceled):
-		return ExitInterrupted
-	default:
-		return ExitError
-	}
-}
+// usageErr marks a bad invocation: exit 2.
+func usageErr(err error) error { return cli.WithCode(ExitError, err) }

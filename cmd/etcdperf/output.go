@@ -3,13 +3,12 @@ package main
 import (
 	"sort"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/etcdperf/etcdperf/internal/cli"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -27,30 +26,13 @@ func (a *app) newRun(cmd *cobra.Command, command string, t *target) *results.Run
 		Tool:      toolInfo(),
 		Command:   command,
 		StartedAt: time.Now().UTC(),
-		Flags:     flagsOf(cmd),
+		Flags:     cli.FlagsOf(cmd.Flags()),
 		Valid:     true,
 	}
 	if t != nil {
 		run.Target = t.Info
 	}
 	return run
-}
-
-// flagsOf records the flags the user set, minus secrets.
-func flagsOf(cmd *cobra.Command) map[string]string {
-	m := map[string]string{}
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		switch f.Name {
-		case "password":
-			return
-		case "user":
-			name, _, _ := strings.Cut(f.Value.String(), ":")
-			m[f.Name] = name
-			return
-		}
-		m[f.Name] = f.Value.String()
-	})
-	return m
 }
 
 // writeRun writes the run file atomically and returns its path.

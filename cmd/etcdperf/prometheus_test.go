@@ -11,6 +11,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/internal/cli"
 	"github.com/etcdperf/etcdperf/internal/promtest"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -98,10 +99,10 @@ func TestPrometheusMatchesScrapes(t *testing.T) {
 		{url: "http://127.0.0.1:1"},
 	} {
 		_, err := analyzePrometheus(ctx, p, []string{path}, analyze.Options{})
-		if err == nil || exitCode(err) != ExitError || strings.Contains(oneLine(err), "\n") {
-			t.Errorf("%+v: %v (exit %d)", p, err, exitCode(err))
+		if err == nil || cli.Code(err) != ExitError || strings.Contains(cli.OneLine(err), "\n") {
+			t.Errorf("%+v: %v (exit %d)", p, err, cli.Code(err))
 		}
-		t.Logf("%s %s: %s", p.url, p.selector, oneLine(err))
+		t.Logf("%s %s: %s", p.url, p.selector, cli.OneLine(err))
 	}
 	if _, err := analyzePrometheus(ctx, &promFlags{url: prom, selector: `job="not-etcd"`}, []string{path}, analyze.Options{}); !errors.Is(err, analyze.ErrNoSeries) {
 		t.Errorf("no matching series: %v", err)
@@ -122,7 +123,7 @@ func TestPrometheusFlags(t *testing.T) {
 		{promFlags{url: "http://127.0.0.1:1", from: at, to: at.Add(time.Minute), httpConfig: "prometheus_test.go"}, "prometheus http config"},
 	} {
 		_, err := analyzePrometheus(ctx, &c.p, nil, analyze.Options{})
-		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != ExitError {
+		if err == nil || !strings.Contains(err.Error(), c.want) || cli.Code(err) != ExitError {
 			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
 		}
 	}

@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/etcdperf/etcdperf/internal/cli"
 	"github.com/etcdperf/etcdperf/internal/etcdctl"
 	"github.com/etcdperf/etcdperf/internal/flagcheck"
 	"github.com/etcdperf/etcdperf/report"
@@ -80,8 +77,8 @@ func (a *app) rootCmd() *cobra.Command {
 			if err := etcdctl.FromEnv(cmd.Flags(), a.stderr); err != nil {
 				return usageErr(err)
 			}
-			if err := checkOutput(cmd, a.output); err != nil {
-				return err
+			if err := cli.CheckOutput(cmd, a.output); err != nil {
+				return usageErr(err)
 			}
 			if err := flagcheck.Check(cmd.Flags(), flagRules); err != nil {
 				return usageErr(err)
@@ -105,27 +102,13 @@ func (a *app) rootCmd() *cobra.Command {
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
-	guardGroups(root)
-	declareOutputs(root)
-	// cobra's own commands (added here, not lazily at Execute) write text only.
-	root.InitDefaultHelpCmd()
-	root.InitDefaultCompletionCmd()
-	for _, c := range root.Commands() {
-		if c.Name() == "help" || c.Name() == "completion" {
-			withOutputs(c, "simple")
-			for _, s := range c.Commands() {
-				withOutputs(s, "simple")
-			}
-		}
-	}
+	cli.GuardGroups(root, usageErr)
+	cli.DeclareOutputs(root, declaredOutputs)
 	root.Version = buildInfo().String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 	return root
 }
-
-// usageErr marks a bad invocation; the caller prints it with the usage hint.
-func usageErr(err error) error { return withCode(ExitError, err) }
 
 // execute runs the command line and turns its outcome into an exit code.
 func (a *app) execute(ctx context.Context, args []string) int {
@@ -138,27 +121,8 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if a.stopProfile != nil {
 		a.stopProfile()
 	}
-	code := exitCode(err)
-	var ee *exitError
-	if err != nil && !(errors.As(err, &ee) && ee.err == nil) {
-		msg := oneLine(err)
-		if code == ExitInterrupted && msg == context.Canceled.Error() {
-			msg = "interrupted"
-		}
-		fmt.Fprintf(a.stderr, "etcdperf: %s\n", msg)
-		if a.debug {
-			// The chain of wrapped errors, innermost last, with their types.
-			for e := err; e != nil; e = errors.Unwrap(e) {
-				fmt.Fprintf(a.stderr, "  %T: %v\n", e, e)
-			}
-		}
-	}
-	return code
-}
-
-// oneLine keeps the promise of one line on stderr, whatever a library put in its error.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
+	cli.PrintError(a.stderr, err, a.debug)
+	return cli.Code(err)
 }
 
 // buildInfo is this binary's version, commit, Go version and embedded etcd.
@@ -190,19 +154,10 @@ as a table. Run files record the same (tool).`,
 	}
 }
 
-// startProfile starts the CPU profile of --cpu-profile, measured before optimizing.
-func (a *app) startProfile() error {
-	if a.cpuProfile == "" {
-		return nil
+// startProfile starts the CPU profile of --cpu-profile.
+func (a *app) startProfile() (err error) {
+	if a.cpuProfile != "" {
+		a.stopProfile, err = cli.StartCPUProfile(a.cpuProfile)
 	}
-	f, err := os.Create(a.cpuProfile)
-	if err != nil {
-		return fmt.Errorf("--cpu-profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return fmt.Errorf("--cpu-profile: %w", err)
-	}
-	a.stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
-	return nil
+	return err
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/etcdperf/etcdperf/internal/cli"
 )
 
 func TestParseStartAt(t *testing.T) {
@@ -123,7 +125,7 @@ func TestWorkerStart(t *testing.T) {
 	// Too few requests to share.
 	w.startAt = time.Time{}
 	total = 3
-	if err := w.start(io.Discard, nil, &total, nil); exitCode(err) != ExitError {
+	if err := w.start(io.Discard, nil, &total, nil); cli.Code(err) != ExitError {
 		t.Errorf("--total 3 over 4 workers: %v", err)
 	}
 }
