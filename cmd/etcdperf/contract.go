@@ -9,4 +9,3 @@ var declaredOutputs = map[string][]string{
 	"etcdperf report":     {"simple", "json"}, // --format picks the rendering; -w json is --format json
 	"etcdperf k8s worker": {"simple"},         // prints the child's output; its -w goes after --
 }
-
