@@ -245,12 +245,12 @@ func TestFailingRequestsFailTheVerdict(t *testing.T) {
 	t.Run("pacer lag not measured", func(t *testing.T) {
 		run := fixtureRun(t, "3.6")
 		run.Ops[0].TargetRPS = 150 // open loop, but the pacer never slept
-		c := pacingRule(&Input{Run: run})
+		c := pacingRule(&Input{Run: run}, limPacerLag)
 		if c.Severity != finding.Unknown {
 			t.Errorf("pacer lag never measured grades %s (%s), want unknown", c.Severity, c.Observed)
 		}
 		run.Client.PacingWakeups = 1500
-		if c := pacingRule(&Input{Run: run}); c.Severity != finding.OK {
+		if c := pacingRule(&Input{Run: run}, limPacerLag); c.Severity != finding.OK {
 			t.Errorf("a measured lag of 0 grades %s", c.Severity)
 		}
 	})

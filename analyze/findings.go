@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -25,8 +24,13 @@ func unknown(format string, a ...any) Check {
 
 // Rule grades one signal. Rules are data: the table in rules.go lists them all.
 type Rule struct {
-	Class     finding.Class
-	Signal    string
+	Class  finding.Class
+	Signal string
+	// Limits are the numbers the rule grades with; Threshold is written from
+	// them. A rule whose grade is not one value against two numbers (a share
+	// with floors, a flag) has no Limits and a Threshold written from the
+	// constants it grades with.
+	Limits    *Limits
 	Threshold string
 	Source    string
 	// Advice is shown when the rule grades warn or fail.
@@ -35,8 +39,19 @@ type Rule struct {
 	PerMember bool
 	// Key rules decide whether a class is known: when every key rule of a class is
 	// unknown and nothing is warn or fail, the class is unknown, never ok.
-	Key  bool
-	Eval func(in *Input) Check
+	Key bool
+	// Eval grades the signal with the rule's limits (the zero Limits for a rule
+	// that has none).
+	Eval func(in *Input, lim Limits) Check
+}
+
+// check grades in with the rule's own limits.
+func (r Rule) check(in *Input) Check {
+	var lim Limits
+	if r.Limits != nil {
+		lim = *r.Limits
+	}
+	return r.Eval(in, lim)
 }
 
 // Input is what a rule sees.
@@ -128,7 +143,7 @@ func evaluate(rules []Rule, base Input) []finding.Finding {
 			runs = append(runs, base.member(base.Leader))
 		}
 		for _, in := range runs {
-			c := r.Eval(&in)
+			c := r.check(&in)
 			if c.Severity == "" {
 				continue // not applicable (e.g. a run-file signal when grading bare dumps)
 			}
@@ -231,17 +246,4 @@ func summarize(sev finding.Severity, ev []finding.Evidence) string {
 		return s
 	}
 	return "not measured: the signals it needs are missing"
-}
-
-// grade maps a value to a severity: ok below warn, warn below fail, else fail.
-func grade(v, warn, fail float64) finding.Severity {
-	switch {
-	case math.IsNaN(v):
-		return finding.Unknown
-	case v >= fail:
-		return finding.Fail
-	case v >= warn:
-		return finding.Warn
-	}
-	return finding.OK
 }

@@ -38,132 +38,166 @@ const (
 	srcDBvsRAM    = "etcd op-guide/hardware.md (etcd caches key-value data in memory; bbolt mmaps the db)"
 	srcCPU        = "etcd op-guide/hardware.md (CPU-bound under heavy load: give 8-16 cores); a saturated member misses heartbeats"
 	srcClient     = "etcdperf measurement rules: a saturated generator measures itself, not the server"
-	srcNetGap     = "etcdperf: client latency minus server-side latency is network and queueing; thresholds as peer RTT (50/150 ms)"
+	srcNetGap     = "etcdperf: client latency minus server-side latency is network and queueing; thresholds as the peer round trip's"
 	srcLateStarts = "etcdperf measurement rules (like k6 dropped iterations)"
 	srcErrors     = "etcdctl check perf (any error fails: etcd 3.6.16 etcdctl/ctlv3/command/check.go)"
 	srcOverMax    = "etcdperf measurement rules (latency histograms span 1 µs .. 60 s): a reply after a minute is past any objective"
 )
 
+// Limits more than one rule grades with, or that a rule's other conditions name.
+var (
+	limWAL      = Limits{Warn: 0.010, Fail: 0.020, Unit: UnitSeconds}
+	limPeerRTT  = Limits{Warn: 0.050, Fail: 0.150, Unit: UnitSeconds}
+	limCPU      = Limits{Warn: 0.7, Fail: 0.9, Unit: UnitRatio}
+	limPacerLag = Limits{Warn: 20, Fail: 100, Unit: UnitMs}
+	limQuota    = Limits{Warn: 0.8, Fail: 0.95, Unit: UnitRatio}
+	limValue    = Limits{Warn: 64 * kib, Fail: 256 * kib, Unit: UnitBytes, Note: "(limit " + fmtBytes(maxRequestBytes) + ")"}
+	// limRangeBytes warns at the request limit: a response that large would be refused as a request.
+	limRangeBytes = Limits{Warn: maxRequestBytes, Fail: 16 * mib, Unit: UnitBytes}
+	// limAnyWarns and limAnyFails grade a count of events that should not happen.
+	limAnyWarns = Limits{Warn: 0, Fail: math.Inf(1), Unit: UnitCount, Strict: true}
+	limAnyFails = Limits{Warn: 0, Fail: 0, Unit: UnitCount, Strict: true}
+)
+
+// maxRequestBytes is etcd's --max-request-bytes default (1.5 MiB).
+const maxRequestBytes = 1.5 * mib
+
+// withThresholds writes each rule's threshold text from its limits.
+func withThresholds(rules []Rule) []Rule {
+	for i := range rules {
+		if l := rules[i].Limits; l != nil {
+			rules[i].Threshold = l.Text()
+		}
+	}
+	return rules
+}
+
 // Rules is the table the analyzer grades with, one row per signal.
-var Rules = []Rule{
+var Rules = withThresholds([]Rule{
 	// disk
 	{Class: finding.ClassDisk, Signal: "wal fsync p99 (" + metrics.WALFsync + ")", Key: true, PerMember: true,
-		Threshold: "ok < 10 ms; warn ≥ 10 ms; fail ≥ 20 ms", Source: srcWAL,
+		Limits: &limWAL, Source: srcWAL,
 		Advice: "Put the WAL on a faster disk (SSD/NVMe, no noisy neighbours; --wal-dir on its own device); check with `etcdperf disk`.",
-		Eval:   histRule(metrics.WALFsync, nil, 0.99, 0.010, 0.020)},
+		Eval:   histRule(metrics.WALFsync, nil, 0.99)},
 	{Class: finding.ClassDisk, Signal: "backend commit p99 (" + metrics.BackendCommit + ")", PerMember: true,
-		Threshold: "ok < 25 ms; warn ≥ 25 ms; fail ≥ 50 ms", Source: srcBackend,
+		Limits: &Limits{Warn: 0.025, Fail: 0.050, Unit: UnitSeconds}, Source: srcBackend,
 		Advice: "Backend commits are slow: a faster disk, and defragment a fragmented db.",
-		Eval:   histRule(metrics.BackendCommit, nil, 0.99, 0.025, 0.050)},
+		Eval:   histRule(metrics.BackendCommit, nil, 0.99)},
 	{Class: finding.ClassDisk, Signal: "slow applies (" + metrics.SlowApply + " delta)", PerMember: true,
-		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
+		Limits: &limAnyWarns, Source: srcServerWarn,
 		Advice: "Applies took longer than 100 ms: usually a slow disk, else an overloaded member.",
-		Eval:   counterRule(metrics.SlowApply, 1, math.Inf(1))},
+		Eval:   counterRule(metrics.SlowApply)},
 	{Class: finding.ClassDisk, Signal: "disk probe fdatasync p99", Key: true,
-		Threshold: "ok < 10 ms; warn ≥ 10 ms; fail ≥ 20 ms", Source: srcWAL,
+		Limits: &limWAL, Source: srcWAL,
 		Advice: "The probed disk is too slow for a WAL.",
 		Eval:   probeRule},
 
 	// network
 	{Class: finding.ClassNetwork, Signal: "peer round trip p99 (" + metrics.PeerRTT + ")", Key: true, PerMember: true,
-		Threshold: "ok < 50 ms; warn ≥ 50 ms; fail ≥ 150 ms", Source: srcRTT,
+		Limits: &limPeerRTT, Source: srcRTT,
 		Advice: "Peers are far apart or the link is congested: keep members in one region with low-latency links; raise --heartbeat-interval/--election-timeout only to match a real RTT.",
 		Eval:   peerRTTRule},
 	{Class: finding.ClassNetwork, Signal: "peer send failures (" + metrics.PeerSentFailures + " delta)", PerMember: true,
-		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
+		Limits: &limAnyWarns, Source: srcServerWarn,
 		Advice: "Messages to peers failed: check connectivity, MTU and firewall between members.",
 		Eval:   peerFailRule},
 	{Class: finding.ClassNetwork, Signal: "client round trip / client p50 (measured RTT to the leader)", Key: true,
-		Threshold: "warn: RTT ≥ 1 ms, ≥ 50% of the client p50 and ≥ 3× the server-side p50; fail: also ≥ 150 ms", Source: srcNetShare + "; etcd mixin (150 ms)",
+		Threshold: fmt.Sprintf("warn: RTT ≥ %s, ≥ %s of the client p50 and ≥ %s× the server-side p50; fail: also ≥ %s",
+			fmtMs(rttFloorMs), pct(netShareWarn), trimFloat(netOverServer), fmtMs(clientRTTFailMs)),
+		Source: srcNetShare + "; etcd mixin (150 ms)",
 		Advice: "Most of what clients wait for is the round trip to the leader: run clients (or the generator) close to the cluster, check proxies and load balancers in between.",
 		Eval:   clientRTTRule},
 	{Class: finding.ClassNetwork, Signal: "replication wait / client p50 (multi-member writes)", Key: true,
-		Threshold: "warn: ≥ 5 ms, ≥ 50% of the client p50 and ≥ 3× the leader's own time, CPUs not busy; fail: also ≥ 50 ms", Source: srcNetShare + "; OpenShift docs (peer RTT p99 < 50 ms)",
+		Threshold: fmt.Sprintf("warn: ≥ %s, ≥ %s of the client p50 and ≥ %s× the leader's own time, CPUs under %s; fail: also ≥ %s",
+			fmtMs(restFloorMs), pct(netShareWarn), trimFloat(netOverServer), pct(limCPU.Warn), fmtMs(peerRTTFailMs)),
+		Source: srcNetShare + "; OpenShift docs (peer RTT p99 < 50 ms)",
 		Advice: "Writes wait for the replication round: the members are far apart or their links slow; keep members in one region with low-latency links.",
 		Eval:   replicationRule},
 	{Class: finding.ClassNetwork, Signal: "client p50 minus server-side p50", Key: true,
-		Threshold: "ok < 50 ms; warn ≥ 50 ms; fail ≥ 150 ms", Source: srcNetGap,
+		Limits: &limPeerRTT, Source: srcNetGap,
 		Advice: "Clients see far more latency than the server spends: the network between client and leader (or a proxy/load balancer) adds it; run the generator close to the cluster.",
 		Eval:   latencyGapRule},
 
 	// memory
 	{Class: finding.ClassMemory, Signal: "peak RSS / memory (" + metrics.RSS + ")", Key: true, PerMember: true,
-		Threshold: "ok < 50%; warn ≥ 50%; fail ≥ 80%", Source: srcMemory,
+		Limits: &Limits{Warn: 0.5, Fail: 0.8, Unit: UnitRatio}, Source: srcMemory,
 		Advice: "Give the member more memory (or raise its cgroup limit), lower --snapshot-count, and avoid large values: a limit below the working set kills the member during WAL replay.",
 		Eval:   rssRule},
 	{Class: finding.ClassMemory, Signal: "db size / memory (" + metrics.DBTotal + ")", PerMember: true,
-		Threshold: "ok < 50%; warn ≥ 50%; fail ≥ 100%", Source: srcDBvsRAM,
+		Limits: &Limits{Warn: 0.5, Fail: 1, Unit: UnitRatio}, Source: srcDBvsRAM,
 		Advice: "The db does not fit the memory: add memory, compact and defragment, or shrink what is stored.",
 		Eval:   dbRAMRule},
 
 	// cpu
 	{Class: finding.ClassCPU, Signal: "server CPU busy (" + metrics.CPUSeconds + " rate / cores)", Key: true, PerMember: true,
-		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcCPU,
+		Limits: &limCPU, Source: srcCPU,
 		Advice: "The member's CPUs are saturated: give it more (or faster) cores or lift its CPU quota, and keep other work off its machine.",
 		Eval:   serverCPURule},
 	{Class: finding.ClassCPU, Signal: "host CPU busy (members' " + metrics.CPUSeconds + " rate + generator CPU, / host cores)",
-		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcCPU + "; etcdperf: a member and its load generator on one host compete for the same cores",
+		Limits: &limCPU, Source: srcCPU + "; etcdperf: a member and its load generator on one host compete for the same cores",
 		Advice: "The members and the load generator share this host's cores and together saturate them: run etcdperf from another machine to learn whether the server alone keeps up, or give the host more cores.",
 		Eval:   sharedHostCPURule},
 
 	{Class: finding.ClassCPU, Signal: "host CPU pressure (/proc/pressure/cpu some, share of the run)",
-		Threshold: "ok < 50%; warn ≥ 50%; fail ≥ 80%", Source: "Linux PSI (Documentation/accounting/psi.rst: some = wall time in which runnable tasks waited for a CPU); etcdperf: waiting half the time inflates every latency the members and the generator measure",
+		Limits: &Limits{Warn: 0.5, Fail: 0.8, Unit: UnitRatio}, Source: "Linux PSI (Documentation/accounting/psi.rst: some = wall time in which runnable tasks waited for a CPU); etcdperf: waiting half the time inflates every latency the members and the generator measure",
 		Advice: "The host's CPUs are contended by other work: every latency measured here (fsync included) is inflated; measure on a quiet host or give etcd dedicated cores.",
 		Eval:   hostPressureRule},
 
 	// client
 	{Class: finding.ClassClient, Signal: "generator CPU busy (client cpu seconds / duration / cores)", Key: true,
-		Threshold: "ok < 70%; warn ≥ 70%; fail ≥ 90%", Source: srcClient,
+		Limits: &limCPU, Source: srcClient,
 		Advice: "The load generator is saturated: run it on another machine or several (then `etcdperf merge`), or lower the rate.",
 		Eval:   clientCPURule},
 	{Class: finding.ClassClient, Signal: "pacer lag p99", Key: true,
-		Threshold: "ok < 20 ms; warn ≥ 20 ms; fail ≥ 100 ms", Source: srcClient,
+		Limits: &limPacerLag, Source: srcClient,
 		Advice: "The pacer itself fires late: the generator's machine is overloaded.",
 		Eval:   pacingRule},
 	{Class: finding.ClassClient, Signal: "late starts / requests",
-		Threshold: "ok < 1%; warn ≥ 50%, or ≥ 1% with the generator shown busy (pacer lag p99 ≥ 20 ms or its CPU ≥ 70%); never fail alone: a slow server also delays starts", Source: srcLateStarts,
+		Threshold: fmt.Sprintf("ok < %s; warn ≥ %s, or ≥ %s with the generator shown busy (pacer lag p99 ≥ %s or its CPU ≥ %s); never fail alone: a slow server also delays starts",
+			pct(lateMinor), pct(lateMajority), pct(lateMinor), fmtMs(limPacerLag.Warn), pct(limCPU.Warn)),
+		Source: srcLateStarts,
 		Advice: "Requests started late: add workers (--clients) or find what slows the server.",
 		Eval:   lateStartRule},
 
 	// value size
 	{Class: finding.ClassValueSize, Signal: "bytes per write request (run)", Key: true,
-		Threshold: "ok < 64 KiB; warn ≥ 64 KiB; fail ≥ 256 KiB (limit 1.5 MiB)", Source: srcReqLimit,
+		Limits: &limValue, Source: srcReqLimit,
 		Advice: "Values are large: throughput becomes bandwidth-bound (WAL, peers, clients) and the raft log multiplies them in memory; store large blobs elsewhere and keep references in etcd.",
 		Eval:   runValueSizeRule},
 	{Class: finding.ClassValueSize, Signal: "received bytes per put (" + metrics.GRPCReceived + " / " + metrics.PutTotal + ")", Key: true, PerMember: true,
-		Threshold: "ok < 64 KiB; warn ≥ 64 KiB; fail ≥ 256 KiB (limit 1.5 MiB)", Source: srcReqLimit,
+		Limits: &limValue, Source: srcReqLimit,
 		Advice: "Values are large: throughput becomes bandwidth-bound (WAL, peers, clients) and the raft log multiplies them in memory; store large blobs elsewhere and keep references in etcd.",
 		Eval:   metricValueSizeRule},
 	{Class: finding.ClassValueSize, Signal: "WAL write rate (" + metrics.WALWriteBytes + ")", PerMember: true,
-		Threshold: "warn ≥ 50% of probed disk MB/s; fail ≥ 80%", Source: srcReqLimit,
+		Limits: &Limits{Warn: 0.5, Fail: 0.8, Unit: UnitRatio, Note: "of the probed disk's MB/s"}, Source: srcReqLimit,
 		Advice: "The WAL writes near the disk's bandwidth: smaller values or a faster disk.",
 		Eval:   walRateRule},
 
 	// range size
 	{Class: finding.ClassRangeSize, Signal: "keys per range (run)", Key: true,
-		Threshold: "ok < 1,000; warn ≥ 1,000; fail ≥ 10,000", Source: srcRange,
+		Limits: &Limits{Warn: 1_000, Fail: 10_000, Unit: UnitCount}, Source: srcRange,
 		Advice: "Ranges return many keys: paginate (WithLimit + WithFromKey), use count-only or keys-only ranges, or narrow the prefix.",
 		Eval:   runKeysPerRangeRule},
 	{Class: finding.ClassRangeSize, Signal: "bytes per range (run)",
-		Threshold: "ok < 1.5 MiB; warn ≥ 1.5 MiB; fail ≥ 16 MiB", Source: srcRange,
+		Limits: &limRangeBytes, Source: srcRange,
 		Advice: "Range responses are large: paginate, or fetch keys only.",
 		Eval:   runBytesPerRangeRule},
 	{Class: finding.ClassRangeSize, Signal: "sent bytes per range (" + metrics.GRPCSent + " / " + metrics.RangeTotal + ")", Key: true, PerMember: true,
-		Threshold: "ok < 1.5 MiB; warn ≥ 1.5 MiB; fail ≥ 16 MiB", Source: srcRange,
+		Limits: &limRangeBytes, Source: srcRange,
 		Advice: "Range responses are large: paginate, or fetch keys only.",
 		Eval:   metricBytesPerRangeRule},
 	{Class: finding.ClassRangeSize, Signal: "range duration p99 (" + metrics.RangeDuration + ")", PerMember: true,
-		Threshold: "ok < 100 ms; warn ≥ 100 ms; fail ≥ 500 ms", Source: srcApplySlow,
+		Limits: &Limits{Warn: 0.100, Fail: 0.500, Unit: UnitSeconds}, Source: srcApplySlow,
 		Advice: "Ranges are slow on the member: smaller ranges, or more CPU.",
 		Eval:   rangeDurationRule},
 
 	// cluster health context
 	{Class: finding.ClassHealth, Signal: "request errors (run)",
-		Threshold: "ok 0; fail ≥ 1", Source: srcErrors,
+		Limits: &limAnyFails, Source: srcErrors,
 		Advice: "Requests failed: the codes say why (ResourceExhausted: the db is at its quota or a request is too large; Unavailable or DeadlineExceeded: no leader, or the cluster is overloaded; PermissionDenied / Unauthenticated: credentials).",
 		Eval:   requestErrorsRule},
 	{Class: finding.ClassHealth, Signal: "requests of 60 s or more (run)",
-		Threshold: "ok 0; fail ≥ 1", Source: srcOverMax,
+		Limits: &limAnyFails, Source: srcOverMax,
 		Advice: "Requests waited a minute or more: the cluster stalled (a stopped member, lost quorum, a full disk); the percentiles that reach them read ≥ 60 s.",
 		Eval:   overMaxRule},
 	{Class: finding.ClassHealth, Signal: "has leader (" + metrics.HasLeader + ")", Key: true, PerMember: true,
@@ -171,33 +205,33 @@ var Rules = []Rule{
 		Advice: "A member had no leader: the cluster could not serve writes.",
 		Eval:   hasLeaderRule},
 	{Class: finding.ClassHealth, Signal: "leader changes (" + metrics.LeaderChanges + " delta)", Key: true, PerMember: true,
-		Threshold: "ok 0; fail ≥ 1", Source: srcLeader,
+		Limits: &limAnyFails, Source: srcLeader,
 		Advice: "The leader changed during the run: look at disk (fsync), network (peer RTT) and CPU findings, which are the usual causes.",
-		Eval:   counterRule(metrics.LeaderChanges, 1, 1)},
+		Eval:   counterRule(metrics.LeaderChanges)},
 	{Class: finding.ClassHealth, Signal: "failed proposals (" + metrics.ProposalsFailed + " delta)", PerMember: true,
-		Threshold: "ok 0; warn > 0", Source: srcProposals,
+		Limits: &limAnyWarns, Source: srcProposals,
 		Advice: "Proposals failed (leader loss or quorum trouble).",
-		Eval:   counterRule(metrics.ProposalsFailed, 1, math.Inf(1))},
+		Eval:   counterRule(metrics.ProposalsFailed)},
 	{Class: finding.ClassHealth, Signal: "slow read indexes (" + metrics.SlowReadIndex + " delta)", PerMember: true,
-		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
+		Limits: &limAnyWarns, Source: srcServerWarn,
 		Advice: "Linearizable reads waited on the leader: network or an overloaded leader.",
-		Eval:   counterRule(metrics.SlowReadIndex, 1, math.Inf(1))},
+		Eval:   counterRule(metrics.SlowReadIndex)},
 	{Class: finding.ClassHealth, Signal: "heartbeat send failures (" + metrics.HeartbeatFailures + " delta)", PerMember: true,
-		Threshold: "ok 0; warn > 0", Source: srcServerWarn,
+		Limits: &limAnyWarns, Source: srcServerWarn,
 		Advice: "The leader could not send heartbeats in time (slow disk or overload).",
-		Eval:   counterRule(metrics.HeartbeatFailures, 1, math.Inf(1))},
+		Eval:   counterRule(metrics.HeartbeatFailures)},
 	{Class: finding.ClassHealth, Signal: "db in use / total (" + metrics.DBInUse + " / " + metrics.DBTotal + ")", PerMember: true,
-		Threshold: "ok ≥ 0.5 or in use ≤ 100 MiB; warn < 0.5", Source: srcFrag,
+		Limits: &Limits{Warn: 0.5, Fail: math.Inf(-1), Unit: UnitFraction, Below: true, Note: "(ok whenever in use ≤ " + fmtBytes(fragMinInUse) + ")"}, Source: srcFrag,
 		Advice: "The db is fragmented: run `etcdctl defrag` member by member.",
 		Eval:   fragRule},
 	{Class: finding.ClassHealth, Signal: "db size (" + metrics.DBTotal + ")", PerMember: true,
-		Threshold: "ok ≤ 8 GiB; warn > 8 GiB", Source: srcDBMax,
+		Limits: &Limits{Warn: 8 * gib, Fail: math.Inf(1), Unit: UnitBytes, Strict: true}, Source: srcDBMax,
 		Advice: "The db is beyond the suggested 8 GiB: snapshot, restore and member changes get slow.",
 		Eval:   dbSizeRule},
 
 	// quota
 	{Class: finding.ClassQuota, Signal: "db size / quota (" + metrics.DBTotal + " / " + metrics.Quota + ")", Key: true, PerMember: true,
-		Threshold: "ok < 80%; warn ≥ 80%; fail ≥ 95%", Source: srcQuota,
+		Limits: &limQuota, Source: srcQuota,
 		Advice: quotaAdvice,
 		Eval:   quotaRule},
 	{Class: finding.ClassQuota, Signal: "NOSPACE alarm (Maintenance API alarm list)",
@@ -205,16 +239,16 @@ var Rules = []Rule{
 		Advice: quotaAdvice,
 		Eval:   noSpaceAlarmRule},
 	{Class: finding.ClassQuota, Signal: "writes refused: database space exceeded",
-		Threshold: "ok 0; fail > 0", Source: srcNoSpace,
+		Limits: &limAnyFails, Source: srcNoSpace,
 		Advice: quotaAdvice,
 		Eval:   spaceExceededRule},
 
 	// version (context)
-	{Class: finding.ClassVersion, Signal: "server version (etcd_server_version)", PerMember: true,
+	{Class: finding.ClassVersion, Signal: "server version (" + metrics.ServerVersion + ")", PerMember: true,
 		Threshold: "ok: a supported release with no known problem listed; warn otherwise", Source: srcVersioning + "; etcd changelogs and issues (see the known-problems table)",
 		Advice: "Upgrade to the newest patch of a supported minor release (one minor version at a time).",
 		Eval:   versionRule},
-}
+})
 
 // needWindow returns an unknown check when w cannot give deltas.
 func needWindow(w *Window) (Check, bool) {
@@ -228,8 +262,8 @@ func needWindow(w *Window) (Check, bool) {
 }
 
 // histRule grades the q-quantile of a histogram's window delta.
-func histRule(metric string, sel Labels, q, warn, fail float64) func(*Input) Check {
-	return func(in *Input) Check {
+func histRule(metric string, sel Labels, q float64) func(*Input, Limits) Check {
+	return func(in *Input, lim Limits) Check {
 		if c, ok := needWindow(in.W); !ok {
 			return c
 		}
@@ -237,7 +271,7 @@ func histRule(metric string, sel Labels, q, warn, fail float64) func(*Input) Che
 		if !ok {
 			return unknown("%s absent", metric)
 		}
-		return gradeHist(h, q, warn, fail)
+		return gradeHist(h, q, lim)
 	}
 }
 
@@ -251,13 +285,14 @@ func histRule(metric string, sel Labels, q, warn, fail float64) func(*Input) Che
 // (the interpolated estimate is still shown). A small histogram (fewer than
 // minSamples) warns or fails only when at least minSlow observations certainly
 // exceed the threshold: one hiccup of a noisy machine is not a pattern.
-func gradeHist(h Hist, q, warn, fail float64) Check { return gradeHistMin(h, q, warn, fail, minSlow) }
+func gradeHist(h Hist, q float64, lim Limits) Check { return gradeHistMin(h, q, lim, minSlow) }
 
 // gradeHistMin is gradeHist with the fewest certain observations a small
 // histogram needs to warn or fail: 1 for a histogram of smoothed samples (etcd's
 // peer RTT records one smoothed round trip every 30 s, so each sample is already
 // an average, not an event that may be a hiccup).
-func gradeHistMin(h Hist, q, warn, fail, slow float64) Check {
+func gradeHistMin(h Hist, q float64, lim Limits, slow float64) Check {
+	warn, fail := lim.Warn, lim.Fail
 	est, ok := h.Quantile(q)
 	if !ok {
 		return unknown("no observations in the window")
@@ -289,8 +324,8 @@ func gradeHistMin(h Hist, q, warn, fail, slow float64) Check {
 const minSlow = 3
 
 // counterRule grades a counter's growth over the window.
-func counterRule(metric string, warn, fail float64) func(*Input) Check {
-	return func(in *Input) Check {
+func counterRule(metric string) func(*Input, Limits) Check {
+	return func(in *Input, lim Limits) Check {
 		if c, ok := needWindow(in.W); !ok {
 			return c
 		}
@@ -298,7 +333,7 @@ func counterRule(metric string, warn, fail float64) func(*Input) Check {
 		if !ok {
 			return unknown("%s absent", metric)
 		}
-		return Check{Severity: grade(d, warn, fail), Observed: fmt.Sprintf("%.0f", d)}
+		return Check{Severity: lim.Grade(d), Observed: fmt.Sprintf("%.0f", d)}
 	}
 }
 

@@ -2,14 +2,13 @@ package analyze
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // hasLeaderRule fails when any scrape of the member saw no leader.
-func hasLeaderRule(in *Input) Check {
+func hasLeaderRule(in *Input, _ Limits) Check {
 	if in.W == nil || len(in.W.Snaps) == 0 {
 		return unknown("no /metrics scrape of the member")
 	}
@@ -33,7 +32,7 @@ func hasLeaderRule(in *Input) Check {
 	return Check{Severity: finding.OK, Observed: fmt.Sprintf("leader present in all %d scrapes", seen)}
 }
 
-func quotaRule(in *Input) Check {
+func quotaRule(in *Input, lim Limits) Check {
 	if in.W == nil || len(in.W.Snaps) == 0 {
 		return unknown("no /metrics scrape of the member")
 	}
@@ -43,12 +42,16 @@ func quotaRule(in *Input) Check {
 	}
 	db, _ := in.W.GaugeMax(metrics.DBTotal, nil)
 	quota, _ := in.W.Gauge(metrics.Quota, nil)
-	return Check{Severity: grade(r, 0.8, 0.95), Observed: fmt.Sprintf("%s of %s = %s", fmtBytes(db), fmtBytes(quota), pct(r))}
+	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("%s of %s = %s", fmtBytes(db), fmtBytes(quota), pct(r))}
 }
+
+// fragMinInUse is the db size in use under which fragmentation is not graded:
+// a small db defragments in moments whatever its share of free pages.
+const fragMinInUse = 100 * mib
 
 // fragRule warns when less than half of a large db is in use: the rest is free pages
 // that only a defragmentation returns.
-func fragRule(in *Input) Check {
+func fragRule(in *Input, lim Limits) Check {
 	if in.W == nil || len(in.W.Snaps) == 0 {
 		return unknown("no /metrics scrape of the member")
 	}
@@ -59,13 +62,13 @@ func fragRule(in *Input) Check {
 	}
 	r := inUse / total
 	obs := fmt.Sprintf("%s of %s in use = %.2f", fmtBytes(inUse), fmtBytes(total), r)
-	if inUse <= 100*mib || r >= 0.5 {
+	if inUse <= fragMinInUse {
 		return Check{Severity: finding.OK, Observed: obs}
 	}
-	return Check{Severity: finding.Warn, Observed: obs}
+	return Check{Severity: lim.Grade(r), Observed: obs}
 }
 
-func dbSizeRule(in *Input) Check {
+func dbSizeRule(in *Input, lim Limits) Check {
 	if in.W == nil || len(in.W.Snaps) == 0 {
 		return unknown("no /metrics scrape of the member")
 	}
@@ -73,11 +76,11 @@ func dbSizeRule(in *Input) Check {
 	if !ok {
 		return unknown("%s absent", metrics.DBTotal)
 	}
-	return Check{Severity: grade(db, 8*gib+1, math.Inf(1)), Observed: fmtBytes(db)}
+	return Check{Severity: lim.Grade(db), Observed: fmtBytes(db)}
 }
 
 // probeRule grades the fdatasync p99 of the disk probes in the run, when any ran.
-func probeRule(in *Input) Check {
+func probeRule(in *Input, lim Limits) Check {
 	if in.Run == nil || len(in.Run.Disk) == 0 {
 		return Check{}
 	}
@@ -89,7 +92,7 @@ func probeRule(in *Input) Check {
 			continue
 		}
 		worstMs = p99
-		worst = Check{Severity: grade(p99/1000, 0.010, 0.020),
+		worst = Check{Severity: lim.Grade(p99 / 1000),
 			Observed: fmt.Sprintf("%s pattern on %s: %s", d.Pattern, d.Dir, fmtSeconds(p99/1000))}
 	}
 	return worst

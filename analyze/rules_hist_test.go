@@ -34,7 +34,7 @@ func TestGradeHistSmallSample(t *testing.T) {
 		{"enough samples", 980, 20, finding.Fail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if c := gradeHist(hist(tc.fast, tc.slow), 0.99, 0.025, 0.050); c.Severity != tc.want {
+			if c := gradeHist(hist(tc.fast, tc.slow), 0.99, Limits{Warn: 0.025, Fail: 0.050, Unit: UnitSeconds}); c.Severity != tc.want {
 				t.Errorf("severity %s, want %s (%s)", c.Severity, tc.want, c.Observed)
 			}
 		})

@@ -2,14 +2,13 @@ package analyze
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // peerRTTRule grades the p99 of the round trip to the slowest peer.
-func peerRTTRule(in *Input) Check {
+func peerRTTRule(in *Input, lim Limits) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
 	}
@@ -31,7 +30,7 @@ func peerRTTRule(in *Input) Check {
 		if !ok {
 			continue
 		}
-		c := gradeHistMin(h, 0.99, 0.050, 0.150, 1)
+		c := gradeHistMin(h, 0.99, lim, 1)
 		if c.Severity == finding.Fail {
 			failing++
 		}
@@ -59,7 +58,7 @@ func peerRTTRule(in *Input) Check {
 
 // peerFailRule grades failed sends to peers. etcd creates the per-peer series on
 // the first failure, so on an etcd member the family's absence means zero.
-func peerFailRule(in *Input) Check {
+func peerFailRule(in *Input, lim Limits) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
 	}
@@ -73,7 +72,7 @@ func peerFailRule(in *Input) Check {
 		return unknown("%s absent", metrics.PeerSentFailures)
 	}
 	d, _ := in.W.CounterDelta(metrics.PeerSentFailures, nil)
-	return Check{Severity: grade(d, 1, math.Inf(1)), Observed: fmt.Sprintf("%.0f", d)}
+	return Check{Severity: lim.Grade(d), Observed: fmt.Sprintf("%.0f", d)}
 }
 
 // Network by share: a round trip that is most of what the client sees, and several
@@ -104,7 +103,7 @@ const (
 
 // clientRTTRule grades the measured client-to-leader round trip by its share of
 // the client-observed p50.
-func clientRTTRule(in *Input) Check {
+func clientRTTRule(in *Input, _ Limits) Check {
 	if in.Run == nil || in.NetworkRTTMs <= 0 {
 		return Check{} // not measured: the gap rule stands in
 	}
@@ -136,7 +135,7 @@ func clientRTTRule(in *Input) Check {
 // round trip plus the follower's fsync), whose peer-RTT histogram etcd samples
 // only every 30 s. It does not apply to a single member (the rest is queueing)
 // or to reads, and it stays quiet while a CPU is busy (then the rest is queueing).
-func replicationRule(in *Input) Check {
+func replicationRule(in *Input, _ Limits) Check {
 	if in.Run == nil || in.NetworkRTTMs <= 0 || !in.PeersKnown || in.Peers == 0 {
 		return Check{}
 	}
@@ -164,7 +163,7 @@ func replicationRule(in *Input) Check {
 	case wait < restFloorMs || share < netShareWarn || wait < netOverServer*(server-rep):
 		return Check{Severity: finding.OK, Observed: obs}
 	}
-	if busy, what := cpuBusy(in); busy >= 0.7 {
+	if busy, what := cpuBusy(in); busy >= limCPU.Warn {
 		return Check{Severity: finding.OK, Observed: obs + fmt.Sprintf("; %s CPU %s busy, so the rest may be queueing", what, pct(busy))}
 	}
 	if wait >= peerRTTFailMs {
@@ -177,7 +176,7 @@ func replicationRule(in *Input) Check {
 // the client-to-leader round trip was not measured (older run files): a large gap
 // the server does not account for is spent between client and leader. When a CPU
 // is busy the gap may be queueing instead, so it is then only a warning.
-func latencyGapRule(in *Input) Check {
+func latencyGapRule(in *Input, lim Limits) Check {
 	if in.Run == nil || in.NetworkRTTMs > 0 {
 		return Check{}
 	}
@@ -190,7 +189,7 @@ func latencyGapRule(in *Input) Check {
 		return unknown("no server-side latency for the leader (need scrapes before and after)")
 	}
 	gapMs := *b.ClientP50Ms - server
-	sev := grade(gapMs/1000, 0.050, 0.150)
+	sev := lim.Grade(gapMs / 1000)
 	obs := fmt.Sprintf("%s: client %s vs server-side %s", b.Op, fmtSeconds(*b.ClientP50Ms/1000), fmtSeconds(server/1000))
 	if gapMs < 0 {
 		obs += " (no gap)"
@@ -198,7 +197,7 @@ func latencyGapRule(in *Input) Check {
 		obs += fmt.Sprintf(" → gap %s", fmtSeconds(gapMs/1000))
 	}
 	if sev == finding.Fail {
-		if busy, what := cpuBusy(in); busy >= 0.7 {
+		if busy, what := cpuBusy(in); busy >= limCPU.Warn {
 			sev = finding.Warn
 			obs += fmt.Sprintf("; %s CPU %s busy, so the gap may be queueing", what, pct(busy))
 		}

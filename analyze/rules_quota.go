@@ -32,7 +32,7 @@ func noSpaceOf(in *Input) ([]string, bool) {
 	return members, true
 }
 
-func noSpaceAlarmRule(in *Input) Check {
+func noSpaceAlarmRule(in *Input, _ Limits) Check {
 	if in.Run == nil {
 		return Check{} // bare dumps: the alarm list is not in /metrics
 	}
@@ -50,7 +50,7 @@ func noSpaceAlarmRule(in *Input) Check {
 // "database space exceeded". The code alone is ambiguous (gRPC uses it for an
 // oversized message too), so they count as quota only with the alarm raised or
 // the db at the fail share of its quota.
-func spaceExceededRule(in *Input) Check {
+func spaceExceededRule(in *Input, lim Limits) Check {
 	if in.Run == nil {
 		return Check{}
 	}
@@ -61,20 +61,21 @@ func spaceExceededRule(in *Input) Check {
 		}
 		refused += op.ErrorsByCode["ResourceExhausted"]
 	}
-	if refused == 0 {
-		return Check{Severity: finding.OK, Observed: "0"}
+	sev := lim.Grade(float64(refused))
+	if sev == finding.OK {
+		return Check{Severity: sev, Observed: fmt.Sprintf("%d", refused)}
 	}
 	members, _ := noSpaceOf(in)
 	full := len(members) > 0
 	for _, w := range in.Members {
-		if r, ok := quotaShare(w); ok && r >= 0.95 {
+		if r, ok := quotaShare(w); ok && limQuota.Grade(r) == finding.Fail {
 			full = true
 		}
 	}
 	if !full {
 		return unknown("%d writes failed with ResourceExhausted, but neither the NOSPACE alarm nor a full quota was seen", refused)
 	}
-	return Check{Severity: finding.Fail, Observed: fmt.Sprintf("%d writes refused with ResourceExhausted (mvcc: database space exceeded)", refused)}
+	return Check{Severity: sev, Observed: fmt.Sprintf("%d writes refused with ResourceExhausted (mvcc: database space exceeded)", refused)}
 }
 
 // quotaShare is the member's peak db size over its quota.

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -11,7 +10,7 @@ import (
 )
 
 // rssRule grades the member's peak RSS against the memory it really has.
-func rssRule(in *Input) Check {
+func rssRule(in *Input, lim Limits) Check {
 	if in.W == nil || len(in.W.Snaps) == 0 {
 		return unknown("no /metrics scrape of the member")
 	}
@@ -27,12 +26,12 @@ func rssRule(in *Input) Check {
 	if in.embedded() {
 		obs += "; embedded: RSS includes the generator"
 	}
-	return Check{Severity: grade(r, 0.5, 0.8), Observed: obs}
+	return Check{Severity: lim.Grade(r), Observed: obs}
 }
 
 // dbRAMRule grades the db size against memory: bbolt mmaps the file, and reads of
 // pages not in memory go to disk.
-func dbRAMRule(in *Input) Check {
+func dbRAMRule(in *Input, lim Limits) Check {
 	if in.W == nil || len(in.W.Snaps) == 0 {
 		return unknown("no /metrics scrape of the member")
 	}
@@ -44,7 +43,7 @@ func dbRAMRule(in *Input) Check {
 		return unknown("db %s; the member's memory is unknown (give --memory)", fmtBytes(db))
 	}
 	r := db / float64(in.MemoryBytes)
-	return Check{Severity: grade(r, 0.5, 1), Observed: fmt.Sprintf("db %s of %s (%s) = %s", fmtBytes(db), fmtBytes(float64(in.MemoryBytes)), in.MemorySource, pct(r))}
+	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("db %s of %s (%s) = %s", fmtBytes(db), fmtBytes(float64(in.MemoryBytes)), in.MemorySource, pct(r))}
 }
 
 // minCPUWindow is the shortest window whose CPU rate is graded: process CPU time
@@ -65,7 +64,7 @@ func serverCPU(in *Input) (float64, bool) {
 	return d / secs / in.Cores, true
 }
 
-func serverCPURule(in *Input) Check {
+func serverCPURule(in *Input, lim Limits) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
 	}
@@ -87,7 +86,7 @@ func serverCPURule(in *Input) Check {
 	if in.embedded() {
 		obs += "; embedded: server and generator share the process"
 	}
-	return Check{Severity: grade(u, 0.7, 0.9), Observed: obs}
+	return Check{Severity: lim.Grade(u), Observed: obs}
 }
 
 // clientCPU is the generator's CPU utilisation over the run, with its core count.
@@ -111,7 +110,7 @@ func clientCPU(in *Input) (float64, float64, bool) {
 	return r.Client.CPUSeconds / r.DurationS / cores, cores, true
 }
 
-func clientCPURule(in *Input) Check {
+func clientCPURule(in *Input, lim Limits) Check {
 	if in.Run == nil || in.embedded() {
 		return Check{} // bare dumps have no generator; embedded: the cpu class grades both
 	}
@@ -119,7 +118,7 @@ func clientCPURule(in *Input) Check {
 	if !ok {
 		return unknown("the run does not record the generator's CPU time or cores")
 	}
-	return Check{Severity: grade(u, 0.7, 0.9),
+	return Check{Severity: lim.Grade(u),
 		Observed: fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores = %s", in.Run.Client.CPUSeconds, in.Run.DurationS, trimFloat(cores), pct(u))}
 }
 
@@ -133,7 +132,7 @@ func openLoop(in *Input) bool {
 	return false
 }
 
-func pacingRule(in *Input) Check {
+func pacingRule(in *Input, lim Limits) Check {
 	if in.Run == nil || !openLoop(in) {
 		return Check{} // closed loop: no pacer
 	}
@@ -143,19 +142,23 @@ func pacingRule(in *Input) Check {
 		// its lag): nothing was measured, which is not a lag of zero.
 		return unknown("the pacer's lag was not measured")
 	}
-	return Check{Severity: grade(lag, 20, 100), Observed: fmt.Sprintf("%s ms", trimFloat(lag))}
+	return Check{Severity: lim.Grade(lag), Observed: fmt.Sprintf("%s ms", trimFloat(lag))}
 }
 
-// lateMajority is the share of late starts that warns whatever else is known:
-// most of the load did not start on schedule.
-const lateMajority = 0.5
+// Late starts warn from lateMinor of the requests where the generator is shown
+// busy, and from lateMajority whatever else is known: most of the load did not
+// start on schedule.
+const (
+	lateMinor    = 0.01
+	lateMajority = 0.5
+)
 
 // lateStartRule never fails: with a fixed worker pool, a slow server delays starts
 // as surely as a slow generator does. Response time counts from the intended
 // start, so a few late starts hide nothing; they warn when most requests started
 // late, or where the generator itself is shown busy (its pacer lags or its CPU is
 // at the warn level); otherwise they are a symptom of whatever slows the requests.
-func lateStartRule(in *Input) Check {
+func lateStartRule(in *Input, _ Limits) Check {
 	if in.Run == nil || !openLoop(in) {
 		return Check{}
 	}
@@ -169,10 +172,11 @@ func lateStartRule(in *Input) Check {
 	}
 	r := float64(late) / float64(reqs)
 	obs := fmt.Sprintf("%d of %d = %.1f%%", late, reqs, r*100)
-	sev := grade(r, 0.01, math.Inf(1))
-	if sev == finding.Warn {
+	sev := finding.OK
+	if r >= lateMinor {
+		sev = finding.Warn
 		u, _, cpuKnown := clientCPU(in)
-		if r < lateMajority && in.Run.Client.PacingLagP99Ms < 20 && (!cpuKnown || u < 0.7) {
+		if r < lateMajority && in.Run.Client.PacingLagP99Ms < limPacerLag.Warn && (!cpuKnown || u < limCPU.Warn) {
 			sev = finding.OK
 			obs += "; the generator is not shown busy (pacer lag, CPU), so a symptom: response times count from the intended start and hide nothing"
 		}
@@ -182,7 +186,7 @@ func lateStartRule(in *Input) Check {
 
 // requestErrorsRule fails on any failed request of the run, naming the codes:
 // errors are the server's answer, so they fail the verdict (the run stays valid).
-func requestErrorsRule(in *Input) Check {
+func requestErrorsRule(in *Input, lim Limits) Check {
 	if in.Run == nil || len(in.Run.Ops) == 0 {
 		return Check{}
 	}
@@ -198,8 +202,9 @@ func requestErrorsRule(in *Input) Check {
 	if reqs == 0 {
 		return unknown("no requests")
 	}
-	if errs == 0 {
-		return Check{Severity: finding.OK, Observed: fmt.Sprintf("0 of %d", reqs)}
+	sev := lim.Grade(float64(errs))
+	if sev == finding.OK {
+		return Check{Severity: sev, Observed: fmt.Sprintf("%d of %d", errs, reqs)}
 	}
 	codes := make([]string, 0, len(byCode))
 	for c := range byCode {
@@ -214,11 +219,11 @@ func requestErrorsRule(in *Input) Check {
 	for i, c := range codes {
 		codes[i] = fmt.Sprintf("%s %d", c, byCode[c])
 	}
-	return Check{Severity: finding.Fail, Observed: fmt.Sprintf("%d of %d requests failed (%s)", errs, reqs, strings.Join(codes, ", "))}
+	return Check{Severity: sev, Observed: fmt.Sprintf("%d of %d requests failed (%s)", errs, reqs, strings.Join(codes, ", "))}
 }
 
 // overMaxRule fails when a request (sent or charged unsent) took 60 s or more.
-func overMaxRule(in *Input) Check {
+func overMaxRule(in *Input, lim Limits) Check {
 	if in.Run == nil || len(in.Run.Ops) == 0 {
 		return Check{}
 	}
@@ -226,8 +231,9 @@ func overMaxRule(in *Input) Check {
 	for _, op := range in.Run.Ops {
 		n += op.OverMaxLatency
 	}
-	if n == 0 {
-		return Check{Severity: finding.OK, Observed: "0"}
+	sev := lim.Grade(float64(n))
+	if sev == finding.OK {
+		return Check{Severity: sev, Observed: fmt.Sprintf("%d", n)}
 	}
-	return Check{Severity: finding.Fail, Observed: fmt.Sprintf("%d requests took ≥ 60 s", n)}
+	return Check{Severity: sev, Observed: fmt.Sprintf("%d requests took ≥ 60 s", n)}
 }

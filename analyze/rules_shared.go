@@ -11,13 +11,13 @@ import (
 // share of the time in which some runnable task waited for a CPU. Utilisation of
 // the members and the generator cannot see other work crowding them out; this
 // can. It applies to members on the measuring host only.
-func hostPressureRule(in *Input) Check {
+func hostPressureRule(in *Input, lim Limits) Check {
 	r := in.Run
 	if r == nil || r.HostCPUPressure == nil || !(r.Target.Embedded || hardware.AllLoopback(r.Target.Endpoints)) {
 		return Check{}
 	}
 	p := *r.HostCPUPressure
-	return Check{Severity: grade(p, 0.5, 0.8), Observed: fmt.Sprintf("some task waited for a CPU %s of the run", pct(p))}
+	return Check{Severity: lim.Grade(p), Observed: fmt.Sprintf("some task waited for a CPU %s of the run", pct(p))}
 }
 
 // sharedHostCPURule grades the CPU of a host that runs the members and the
@@ -25,7 +25,7 @@ func hostPressureRule(in *Input) Check {
 // while together they saturate the cores, as etcdctl check perf --load=l does on
 // 2 cores. It does not apply to an in-process etcd (one process: the server CPU
 // rule counts both) or to a remote cluster.
-func sharedHostCPURule(in *Input) Check {
+func sharedHostCPURule(in *Input, lim Limits) Check {
 	r := in.Run
 	if r == nil || in.embedded() || !hardware.AllLoopback(r.Target.Endpoints) || r.Host == nil || r.DurationS <= 0 {
 		return Check{}
@@ -56,6 +56,6 @@ func sharedHostCPURule(in *Input) Check {
 	}
 	client := r.Client.CPUSeconds / r.DurationS
 	u := (server + client) / cores
-	return Check{Severity: grade(u, 0.7, 0.9),
+	return Check{Severity: lim.Grade(u),
 		Observed: fmt.Sprintf("members %.2f + generator %.2f cores of %s = %s", server, client, trimFloat(cores), pct(u))}
 }

@@ -38,7 +38,7 @@ func TestSharedHostCPURule(t *testing.T) {
 		{"embedded members share the generator's quota", quota(run("http://127.0.0.1:2379", false, 5), true), finding.Fail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := sharedHostCPURule(withRun(member(), tc.run))
+			c := sharedHostCPURule(withRun(member(), tc.run), limCPU)
 			if c.Severity != tc.want {
 				t.Errorf("severity %q, want %q (%s)", c.Severity, tc.want, c.Observed)
 			}

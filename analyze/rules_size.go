@@ -7,18 +7,8 @@ import (
 	"github.com/etcdperf/etcdperf/metrics"
 )
 
-// Value size (a write's payload) and range size (a read's response) thresholds.
-const (
-	valueWarn      = 64 * kib
-	valueFail      = 256 * kib
-	keysWarn       = 1_000
-	keysFail       = 10_000
-	rangeBytesWarn = 1.5 * mib
-	rangeBytesFail = 16 * mib
-)
-
 // runValueSizeRule grades the run's payload bytes per write request.
-func runValueSizeRule(in *Input) Check {
+func runValueSizeRule(in *Input, lim Limits) Check {
 	if in.Run == nil {
 		return Check{}
 	}
@@ -42,7 +32,7 @@ func runValueSizeRule(in *Input) Check {
 		return unknown("the run does not record bytes sent")
 	}
 	per := float64(bytes) / float64(reqs)
-	return Check{Severity: grade(per, valueWarn, valueFail), Observed: fmt.Sprintf("%s per request over %d requests", fmtBytes(per), reqs)}
+	return Check{Severity: lim.Grade(per), Observed: fmt.Sprintf("%s per request over %d requests", fmtBytes(per), reqs)}
 }
 
 // minRatioOps is the fewest operations a per-operation ratio is graded over: a
@@ -56,7 +46,7 @@ const minRatioOps = 10
 // carry the bytes: with too few puts it is unknown, and where the per-method
 // request counts show other requests outnumbering the writes ten to one it is an
 // upper bound, at most a warning.
-func metricValueSizeRule(in *Input) Check {
+func metricValueSizeRule(in *Input, lim Limits) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
 	}
@@ -73,7 +63,7 @@ func metricValueSizeRule(in *Input) Check {
 	}
 	per := recv / puts
 	obs := fmt.Sprintf("%s per put over %.0f puts", fmtBytes(per), puts)
-	sev := grade(per, valueWarn, valueFail)
+	sev := lim.Grade(per)
 	msgs, ok := in.W.CounterDelta(metrics.GRPCMsgReceived, nil)
 	writes := 0.0
 	for _, m := range []string{"Put", "Txn"} {
@@ -92,7 +82,7 @@ func metricValueSizeRule(in *Input) Check {
 
 // walRateRule grades the WAL write rate against the disk probe's throughput, when
 // the run probed the disk; without a probe there is no bandwidth to compare against.
-func walRateRule(in *Input) Check {
+func walRateRule(in *Input, lim Limits) Check {
 	if in.Run == nil || len(in.Run.Disk) == 0 {
 		return Check{}
 	}
@@ -115,7 +105,7 @@ func walRateRule(in *Input) Check {
 	}
 	rate := bytes / secs / 1e6
 	r := rate / best
-	return Check{Severity: grade(r, 0.5, 0.8), Observed: fmt.Sprintf("%.1f MB/s of the probed %.1f MB/s = %s", rate, best, pct(r))}
+	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("%.1f MB/s of the probed %.1f MB/s = %s", rate, best, pct(r))}
 }
 
 // rangeOps sums requests, keys and bytes over the run's read ops.
@@ -132,7 +122,7 @@ func rangeOps(in *Input) (reqs, keys, bytes int64) {
 	return reqs, keys, bytes
 }
 
-func runKeysPerRangeRule(in *Input) Check {
+func runKeysPerRangeRule(in *Input, lim Limits) Check {
 	if in.Run == nil {
 		return Check{}
 	}
@@ -141,10 +131,10 @@ func runKeysPerRangeRule(in *Input) Check {
 		return Check{Severity: finding.OK, Observed: "no ranges"}
 	}
 	per := float64(keys) / float64(reqs)
-	return Check{Severity: grade(per, keysWarn, keysFail), Observed: fmt.Sprintf("%.0f keys per range over %d ranges", per, reqs)}
+	return Check{Severity: lim.Grade(per), Observed: fmt.Sprintf("%.0f keys per range over %d ranges", per, reqs)}
 }
 
-func runBytesPerRangeRule(in *Input) Check {
+func runBytesPerRangeRule(in *Input, lim Limits) Check {
 	if in.Run == nil {
 		return Check{}
 	}
@@ -153,7 +143,7 @@ func runBytesPerRangeRule(in *Input) Check {
 		return Check{}
 	}
 	per := float64(bytes) / float64(reqs)
-	return Check{Severity: grade(per, rangeBytesWarn, rangeBytesFail), Observed: fmt.Sprintf("%s per range", fmtBytes(per))}
+	return Check{Severity: lim.Grade(per), Observed: fmt.Sprintf("%s per range", fmtBytes(per))}
 }
 
 // putResponseBytes bounds what one put's response adds to the gRPC sent-bytes
@@ -163,7 +153,7 @@ const putResponseBytes = 64
 // metricBytesPerRangeRule grades gRPC bytes sent per range on a member. Sent bytes
 // also count put responses: those are taken off at their upper bound, so a
 // write-heavy window with a handful of ranges is not mistaken for large ranges.
-func metricBytesPerRangeRule(in *Input) Check {
+func metricBytesPerRangeRule(in *Input, lim Limits) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
 	}
@@ -180,18 +170,18 @@ func metricBytesPerRangeRule(in *Input) Check {
 	}
 	puts, _ := in.W.CounterDelta(metrics.PutTotal, nil)
 	per := max(sent-puts*putResponseBytes, 0) / ranges
-	return Check{Severity: grade(per, rangeBytesWarn, rangeBytesFail),
+	return Check{Severity: lim.Grade(per),
 		Observed: fmt.Sprintf("%s per range over %.0f ranges (put responses, ≤ %d B each, taken off)", fmtBytes(per), ranges, putResponseBytes)}
 }
 
 // rangeDurationRule grades the p99 of range handling on a member; it does not apply
 // to a window without ranges (etcd creates the series on the first range).
-func rangeDurationRule(in *Input) Check {
+func rangeDurationRule(in *Input, lim Limits) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
 	}
 	if ranges, ok := in.W.CounterDelta(metrics.RangeTotal, nil); ok && ranges == 0 {
 		return Check{}
 	}
-	return histRule(metrics.RangeDuration, nil, 0.99, 0.100, 0.500)(in)
+	return histRule(metrics.RangeDuration, nil, 0.99)(in, lim)
 }

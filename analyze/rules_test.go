@@ -188,7 +188,7 @@ func TestRules(t *testing.T) {
 		{"db over 8 GiB warns", "db size (", in(t, etcdBase(), etcdBase().gauge(metrics.DBTotal, 9*gib)), finding.Warn, "9 GiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := ruleBy(t, tc.rule).Eval(tc.in)
+			c := ruleBy(t, tc.rule).check(tc.in)
 			if c.Severity != tc.want {
 				t.Fatalf("severity = %q (%s), want %q", c.Severity, c.Observed, tc.want)
 			}
@@ -223,18 +223,18 @@ func TestBytesPerRequestDenominator(t *testing.T) {
 		{Op: "range", Requests: 100, Errors: 50, KeysReceived: 50 * 2000, BytesReceived: 50 * 2 << 20},
 	}}
 	i := &Input{Run: run}
-	if c := ruleBy(t, "bytes per write request").Eval(i); c.Severity != finding.Warn || !strings.Contains(c.Observed, "100 KiB per request over 10 ") {
+	if c := ruleBy(t, "bytes per write request").check(i); c.Severity != finding.Warn || !strings.Contains(c.Observed, "100 KiB per request over 10 ") {
 		t.Errorf("bytes per write: %s %q, want warn at 100 KiB over the 10 successful puts", c.Severity, c.Observed)
 	}
-	if c := ruleBy(t, "keys per range").Eval(i); c.Severity != finding.Warn || !strings.Contains(c.Observed, "2000 keys per range over 50 ") {
+	if c := ruleBy(t, "keys per range").check(i); c.Severity != finding.Warn || !strings.Contains(c.Observed, "2000 keys per range over 50 ") {
 		t.Errorf("keys per range: %s %q, want warn at 2000 over the 50 successful ranges", c.Severity, c.Observed)
 	}
-	if c := ruleBy(t, "bytes per range").Eval(i); c.Severity != finding.Warn {
+	if c := ruleBy(t, "bytes per range").check(i); c.Severity != finding.Warn {
 		t.Errorf("bytes per range: %s %q, want warn at 2 MiB", c.Severity, c.Observed)
 	}
 	// Every put failed: nothing carried bytes, so the size is unknown, not ok.
 	run.Ops[0].Errors, run.Ops[0].BytesSent = 100, 0
-	if c := ruleBy(t, "bytes per write request").Eval(i); c.Severity != finding.Unknown {
+	if c := ruleBy(t, "bytes per write request").check(i); c.Severity != finding.Unknown {
 		t.Errorf("all puts failed: %s %q, want unknown", c.Severity, c.Observed)
 	}
 }

@@ -105,12 +105,12 @@ func TestPeerRTTMinority(t *testing.T) {
 	r := ruleBy(t, "peer round trip")
 	one := in(t, rtt(rtt(etcdBase(), "b", 0, 1), "c", 0, 1), rtt(rtt(etcdBase(), "b", 100, 0.0004), "c", 100, 0.4096))
 	one.PeersKnown, one.Peers = true, 2
-	if c := r.Eval(one); c.Severity != finding.Warn || !strings.Contains(c.Observed, "risk") {
+	if c := r.check(one); c.Severity != finding.Warn || !strings.Contains(c.Observed, "risk") {
 		t.Errorf("one slow peer of two: %s %q, want a warned risk", c.Severity, c.Observed)
 	}
 	both := in(t, rtt(rtt(etcdBase(), "b", 0, 1), "c", 0, 1), rtt(rtt(etcdBase(), "b", 100, 0.4096), "c", 100, 0.4096))
 	both.PeersKnown, both.Peers = true, 2
-	if c := r.Eval(both); c.Severity != finding.Fail {
+	if c := r.check(both); c.Severity != finding.Fail {
 		t.Errorf("both peers slow: %s, want fail", c.Severity)
 	}
 }

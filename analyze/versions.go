@@ -157,7 +157,7 @@ func versionsOf(in *Input) []finding.MemberVersion {
 
 // versionRule grades a member's release: a warning (context, never the bottleneck)
 // past end of support or with a known problem.
-func versionRule(in *Input) Check {
+func versionRule(in *Input, _ Limits) Check {
 	if in.W == nil || in.W.Last() == nil {
 		return unknown("no /metrics scrape of the member")
 	}
