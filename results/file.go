@@ -147,3 +147,47 @@ func DefaultPath(dir, command string, start time.Time) string {
 	name := strings.ReplaceAll(command, " ", "-") + "-" + start.UTC().Format("20060102T150405Z") + ".json"
 	return filepath.Join(dir, name)
 }
+
+// ReadRuns reads the run files to merge: each path once (a file named twice
+// would count its requests twice), "-" as several run files one after the other
+// on stdin (kubectl logs of a k8s job's workers), and none of them the output
+// path out. names say where each run came from (a path, or stdin#N).
+func ReadRuns(paths []string, stdin io.Reader, out string) (runs []*Run, names []string, err error) {
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		return a
+	}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if p == Stdin {
+			if seen[Stdin] {
+				return nil, nil, errors.New("- is named twice: its requests would count twice")
+			}
+			seen[Stdin] = true
+			rs, err := DecodeAll(stdin)
+			if err != nil {
+				return nil, nil, fmt.Errorf("merge -: %w", err)
+			}
+			for j, r := range rs {
+				runs, names = append(runs, r), append(names, fmt.Sprintf("stdin#%d", j+1))
+			}
+			continue
+		}
+		if out != "" && out != Stdin && abs(p) == abs(out) {
+			return nil, nil, fmt.Errorf("-o %s is one of the run files to merge", out)
+		}
+		if seen[abs(p)] {
+			return nil, nil, fmt.Errorf("%s is named twice: its requests would count twice", p)
+		}
+		seen[abs(p)] = true
+		r, err := ReadFile(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		runs, names = append(runs, r), append(names, p)
+	}
+	return runs, names, nil
+}

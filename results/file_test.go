@@ -152,3 +152,37 @@ func TestRateKept(t *testing.T) {
 		}
 	}
 }
+
+func TestReadRuns(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, p := range []string{a, b} {
+		if err := WriteFile(p, &Run{Version: Version, Command: "bench put", Valid: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdin bytes.Buffer
+	for range 2 {
+		if err := Encode(&stdin, &Run{Version: Version, Command: "bench put", Valid: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, names, err := ReadRuns([]string{a, Stdin, b}, bytes.NewReader(stdin.Bytes()), filepath.Join(dir, "merged.json"))
+	if err != nil || len(runs) != 4 || strings.Join(names, " ") != a+" stdin#1 stdin#2 "+b {
+		t.Fatalf("ReadRuns = %d runs %v, %v", len(runs), names, err)
+	}
+	for _, c := range []struct {
+		paths []string
+		out   string
+		want  string
+	}{
+		{[]string{a, filepath.Join(dir, ".", "a.json")}, "", "named twice"},
+		{[]string{Stdin, Stdin}, "", "- is named twice"},
+		{[]string{a, b}, b, "-o " + b + " is one of the run files"},
+		{[]string{filepath.Join(dir, "none.json")}, "", "no such file"},
+	} {
+		if _, _, err := ReadRuns(c.paths, bytes.NewReader(stdin.Bytes()), c.out); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadRuns(%v, -o %q) = %v, want %q", c.paths, c.out, err, c.want)
+		}
+	}
+}

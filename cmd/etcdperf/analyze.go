@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -45,13 +45,7 @@ garbage, a run file of another version).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if rules {
-				switch a.output {
-				case "json":
-					return a.printJSON(map[string]any{"rules": analyze.RuleRows(analyze.Rules)})
-				case "table":
-					return analyze.WriteRuleText(a.stdout, analyze.Rules)
-				}
-				return analyze.WriteRuleTable(a.stdout, analyze.Rules)
+				return report.Print(a.stdout, a.output, report.Rules(analyze.Rules))
 			}
 			opts := analyze.Options{Cores: cores, MemoryBytes: memory, WindowSeconds: window.Seconds(), Clients: clients}
 			var rep analyze.Report
@@ -63,20 +57,15 @@ garbage, a run file of another version).`,
 			case len(args) == 1 && len(dumps) == 0:
 				rep, err = analyzeRunFile(args[0], a.stdin, opts)
 			case len(args) == 0 && len(dumps) == 2:
-				rep, err = analyzeDumps(dumps[0], dumps[1], opts)
+				rep, err = analyze.DumpFiles(dumps[0], dumps[1], opts)
 			default:
 				return usageErr(fmt.Errorf("give a RUNFILE or --metrics twice (before, after), not both"))
 			}
 			if err != nil {
 				return err
 			}
-			if a.output == "json" {
-				err = a.printJSON(rep)
-			} else {
-				rep.Verbose = a.verbose
-				err = rep.Write(a.stdout, a.output)
-			}
-			if err != nil {
+			rep.Verbose = a.verbose
+			if err := report.Print(a.stdout, a.output, report.Analysis(rep)); err != nil {
 				return err
 			}
 			return verdictExit(rep.Verdict.Status)
@@ -103,36 +92,4 @@ func analyzeRunFile(path string, stdin io.Reader, opts analyze.Options) (analyze
 		return analyze.Report{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return rep, nil
-}
-
-func analyzeDumps(beforePath, afterPath string, opts analyze.Options) (analyze.Report, error) {
-	before, bt, err := readDump(beforePath)
-	if err != nil {
-		return analyze.Report{}, err
-	}
-	after, at, err := readDump(afterPath)
-	if err != nil {
-		return analyze.Report{}, err
-	}
-	// Saved dumps keep the time they were written, which is when they were scraped.
-	if opts.WindowSeconds <= 0 && at.After(bt) {
-		opts.WindowSeconds = at.Sub(bt).Seconds()
-	}
-	rep, err := analyze.Dumps(before, after, opts)
-	if err != nil {
-		return analyze.Report{}, fmt.Errorf("--metrics %s, %s: %w", beforePath, afterPath, err)
-	}
-	return rep, nil
-}
-
-func readDump(path string) (string, time.Time, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", time.Time{}, fmt.Errorf("read metrics dump: %w", err)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", time.Time{}, fmt.Errorf("read metrics dump: %w", err)
-	}
-	return string(b), st.ModTime(), nil
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -53,36 +51,9 @@ func (a *app) merge(paths []string, out string) error {
 	if out == "" {
 		out = a.runFile
 	}
-	var runs []*results.Run
-	var names []string
-	for i, p := range paths {
-		if p == results.Stdin {
-			// Several run files one after the other: kubectl logs of the workers.
-			if slices.Contains(paths[:i], results.Stdin) {
-				return usageErr(errors.New("- is named twice: its requests would count twice"))
-			}
-			rs, err := results.DecodeAll(a.stdin)
-			if err != nil {
-				return usageErr(fmt.Errorf("merge -: %w", err))
-			}
-			for j, r := range rs {
-				runs, names = append(runs, r), append(names, fmt.Sprintf("stdin#%d", j+1))
-			}
-			continue
-		}
-		if out != "" && out != results.Stdin && sameFile(p, out) {
-			return usageErr(fmt.Errorf("-o %s is one of the run files to merge", out))
-		}
-		for _, q := range paths[:i] {
-			if sameFile(p, q) {
-				return usageErr(fmt.Errorf("%s is named twice: its requests would count twice", p))
-			}
-		}
-		r, err := results.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		runs, names = append(runs, r), append(names, p)
+	runs, names, err := results.ReadRuns(paths, a.stdin, out)
+	if err != nil {
+		return err
 	}
 	merged, err := results.Merge(runs, names)
 	if errors.Is(err, results.ErrUnlike) {
@@ -120,11 +91,4 @@ func (a *app) merge(paths []string, out string) error {
 		return withCode(ExitInvalid, fmt.Errorf("invalid run: %s", merged.InvalidReason))
 	}
 	return verdictExit(rep.Verdict.Status)
-}
-
-// sameFile reports whether two paths name one file (the output may not exist yet).
-func sameFile(a, b string) bool {
-	pa, errA := filepath.Abs(a)
-	pb, errB := filepath.Abs(b)
-	return errA == nil && errB == nil && pa == pb
 }

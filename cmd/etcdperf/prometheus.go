@@ -44,7 +44,7 @@ func analyzePrometheus(ctx context.Context, p *promFlags, args []string, opts an
 	return analyze.Run(run, opts)
 }
 
-// run is the run to analyze, its scrapes read from Prometheus.
+// run is the run to analyze (args[0], if given), its scrapes read from Prometheus.
 func (p *promFlags) run(ctx context.Context, args []string) (*results.Run, error) {
 	var run *results.Run
 	if len(args) == 1 {
@@ -54,33 +54,6 @@ func (p *promFlags) run(ctx context.Context, args []string) (*results.Run, error
 		}
 		run = r
 	}
-	from, to := p.from, p.to
-	if run != nil {
-		if from.IsZero() {
-			from = run.StartedAt
-		}
-		if to.IsZero() {
-			to = run.EndedAt
-		}
-	}
-	switch {
-	case from.IsZero():
-		return nil, usageErr(errors.New("--prometheus needs --from (or a run file, whose window it takes)"))
-	case to.IsZero():
-		to = time.Now()
-	}
-	if !to.After(from) {
-		return nil, usageErr(fmt.Errorf("--to %s is not after --from %s", fmtStart(to), fmtStart(from)))
-	}
-	if run == nil {
-		// Metrics alone: no load results, so the client-side rules are unknown; the
-		// members' machines are not this one, so --cores and --memory say what they have.
-		run = &results.Run{
-			Version: results.Version, Command: "analyze --prometheus", Valid: true,
-			Tool:      toolInfo(),
-			StartedAt: from.UTC(), EndedAt: to.UTC(), DurationS: to.Sub(from).Seconds(),
-		}
-	}
 	prom := &analyze.Prometheus{URL: p.url, Selector: p.selector}
 	if p.httpConfig != "" {
 		cfg, err := analyze.LoadHTTPConfig(p.httpConfig)
@@ -89,10 +62,9 @@ func (p *promFlags) run(ctx context.Context, args []string) (*results.Run, error
 		}
 		prom.HTTPConfig = cfg
 	}
-	scrapes, err := prom.Scrapes(ctx, from, to)
-	if err != nil {
-		return nil, err
+	run, err := prom.PrometheusRun(ctx, run, p.from, p.to, toolInfo())
+	if errors.Is(err, analyze.ErrWindow) {
+		err = usageErr(err)
 	}
-	run.Scrapes = scrapes
-	return run, nil
+	return run, err
 }
