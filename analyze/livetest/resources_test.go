@@ -317,8 +317,12 @@ func TestLiveServerCPU(t *testing.T) {
 }
 
 // TestLiveClientSaturated limits the generator instead: this test process joins a
-// cgroup with 20% of one CPU and paces 5,000 puts/s at a free member. The run must
+// cgroup with 10% of one CPU and paces 5,000 puts/s at a free member. The run must
 // be invalid with the client named, and the server's CPU must not be blamed.
+//
+// The fault is sized for a margin, not an edge: at 20% of a CPU the generator
+// already sent 84% of the target (the valid rule asks 95%), so a cheaper request
+// loop would have made the run valid; at 10% it can send about half.
 func TestLiveClientSaturated(t *testing.T) {
 	requireLive(t)
 	faults.RequireRoot(t)
@@ -326,7 +330,7 @@ func TestLiveClientSaturated(t *testing.T) {
 	c := startCluster(t, cluster.Config{})
 	cli := clusterClient(t, c)
 
-	const quota = 0.2
+	const quota = 0.1
 	if err := cg.Set("cpu.cfs_quota_us", fmt.Sprint(int(quota*100_000))); err != nil {
 		t.Skipf("cannot set a CPU quota: %v", err)
 	}
