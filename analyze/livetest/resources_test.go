@@ -30,10 +30,15 @@ import (
 // on figures: the machine is shared and noisy.
 
 // startCluster starts members as separate processes (this test binary re-executed
-// as etcd, see TestMain) and stops them when the test ends.
+// as etcd, see TestMain) and stops them when the test ends. Unless the test names
+// a data dir (the disk test's own device), the members keep their data in memory:
+// the disk of a shared machine is no part of what these tests limit.
 func startCluster(t *testing.T, cfg cluster.Config) *cluster.Cluster {
 	t.Helper()
 	cfg.Processes = true
+	if cfg.Dir == "" {
+		cfg.Dir = faults.MemDir(t)
+	}
 	c, err := cluster.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("start etcd: %v", err)

@@ -214,6 +214,25 @@ func NewLoopExt4(t testing.TB, size int64) *Loop {
 	return l
 }
 
+// MemDir is a new folder in memory (tmpfs), removed when the test ends, for the
+// data dir of a member whose disk is not what the test is about: on a shared
+// machine another job's writes can stall fsyncs to the real disk for tens of
+// milliseconds, enough to grade the disk as failing in a test of the CPU or of
+// the client. Without a tmpfs at /dev/shm it is t.TempDir().
+func MemDir(t testing.TB) string {
+	t.Helper()
+	var st unix.Statfs_t
+	if unix.Statfs("/dev/shm", &st) != nil || uint32(st.Type) != tmpfsMagic {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("/dev/shm", "etcdperf-data-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 func loopImage(t testing.TB, size int64) (string, error) {
 	var st unix.Statfs_t
 	if unix.Statfs("/dev/shm", &st) == nil && uint32(st.Type) == tmpfsMagic && int64(st.Bavail)*int64(st.Bsize) > 2*size {
