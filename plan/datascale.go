@@ -10,6 +10,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/units"
 )
@@ -125,4 +127,31 @@ func (d *Datascale) Summary() string {
 		parts = append(parts, fmt.Sprintf("about %s more in %s of memory", units.Count(*d.KeysInMemory), units.Bytes(d.MemoryBytes)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// DatascaleResult is plan --datascale's answer: a verdict (pass: a measurement
+// judges nothing), no findings, and the measurement.
+type DatascaleResult struct {
+	Verdict   finding.Verdict   `json:"verdict"`
+	Findings  []finding.Finding `json:"findings"`
+	Datascale Datascale         `json:"datascale"`
+}
+
+// Result is d's answer, its summary the verdict's.
+func (d Datascale) Result() DatascaleResult {
+	return DatascaleResult{Datascale: d, Findings: []finding.Finding{},
+		Verdict: finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone, Summary: d.Summary()}}
+}
+
+// MemberMemory is the memory of the member datascale filled, when it is on this
+// host (embedded, or every endpoint on loopback), with a note on what to mind;
+// 0 and why when it is remote. hostMemory is this host's memory in bytes.
+func MemberMemory(embedded bool, endpoints []string, hostMemory func() int64) (int64, string) {
+	switch {
+	case embedded:
+		return hostMemory(), "embedded etcd: its RSS includes this process's client"
+	case hardware.AllLoopback(endpoints):
+		return hostMemory(), ""
+	}
+	return 0, "remote member: its memory is unknown here, so keys in memory are not projected"
 }

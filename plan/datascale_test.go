@@ -44,3 +44,26 @@ func TestDatascaleProjectUnmeasurable(t *testing.T) {
 		t.Errorf("notes %q", d.Notes)
 	}
 }
+
+func TestMemberMemory(t *testing.T) {
+	host := func() int64 { return 8 << 30 }
+	for _, tc := range []struct {
+		embedded  bool
+		endpoints []string
+		mem       int64
+		note      string
+	}{
+		{true, []string{"http://127.0.0.1:2379"}, 8 << 30, "embedded etcd: its RSS includes this process's client"},
+		{false, []string{"127.0.0.1:2379", "localhost:22379"}, 8 << 30, ""},
+		{false, []string{"10.0.0.1:2379"}, 0, "remote member: its memory is unknown here, so keys in memory are not projected"},
+	} {
+		mem, note := MemberMemory(tc.embedded, tc.endpoints, host)
+		if mem != tc.mem || note != tc.note {
+			t.Errorf("%v %v: %d %q, want %d %q", tc.embedded, tc.endpoints, mem, note, tc.mem, tc.note)
+		}
+	}
+	r := Datascale{Keys: 10, KeySize: 64, ValueSize: 1024, DBPerKey: 1200}.Result()
+	if r.Verdict.Status != "pass" || r.Verdict.Summary != "10 keys of 64+1024 bytes: 1200 db bytes per key" || r.Findings == nil {
+		t.Errorf("result %+v", r)
+	}
+}

@@ -4,15 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/plan"
 	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // defaultStepDuration: a few steps of 10 s each find the knee of most clusters in
@@ -195,8 +194,9 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 	if err != nil {
 		return err
 	}
-	out := planJSON{Result: plan.NewResult(slo, pf.expected, pf.maxRate, steps, good, bad), Profile: report.ProfileOf(p)}
-	out.Profile.DurationS = pf.stepDuration.Seconds()
+	res := plan.NewResult(slo, pf.expected, pf.maxRate, steps, good, bad)
+	prof := report.ProfileOf(p)
+	prof.DurationS = pf.stepDuration.Seconds()
 	// The run file is the knee's step (or the first step when none held), with
 	// every step's run and the plan's diagnosis.
 	keep := steps[0]
@@ -205,78 +205,33 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 	}
 	run := keep.Run
 	run.Steps = plan.StepRuns(steps)
-	run.Diagnosis = out.Diagnosis()
-	path, werr := a.writeRun(run)
-	out.RunFile = path
-	if pf.report != "" {
-		if err := writeReport(pf.report, run); err != nil {
-			return err
+	run.Diagnosis = res.Diagnosis()
+	return a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
+		out := report.Plan{Result: res, Profile: prof, RunFile: path}
+		if pf.report != "" {
+			if err := writeReport(pf.report, run); err != nil {
+				return nil, err
+			}
+			out.Report = pf.report
 		}
-		out.Report = pf.report
+		return out, nil
+	})
+}
+
+// finish is the tail of the commands that judge: it writes the run file, prints
+// the output made with its path, and exits by the verdict's status. A run file
+// that could not be written is reported after the output.
+func (a *app) finish(run *results.Run, status string, output func(runFile string) (report.Output, error)) error {
+	path, werr := a.writeRun(run)
+	o, err := output(path)
+	if err != nil {
+		return err
 	}
-	if err := a.printPlan(out); err != nil {
+	if err := report.Print(a.stdout, a.output, o); err != nil {
 		return err
 	}
 	if werr != nil {
 		return werr
 	}
-	return verdictExit(out.Verdict.Status)
-}
-
-// planJSON is plan's -w json object.
-type planJSON struct {
-	plan.Result
-	Profile report.Profile `json:"profile"`
-	RunFile string         `json:"run_file"`
-	Report  string         `json:"report,omitempty"`
-}
-
-func (a *app) printPlan(out planJSON) error {
-	if a.output == "json" {
-		return a.printJSON(out)
-	}
-	w := a.stdout
-	var slo []string
-	for _, t := range out.SLO {
-		slo = append(slo, t.Name+"="+fmtMs(t.MaxMs))
-	}
-	fmt.Fprintf(w, "plan %s v%d (%s), SLO %s, %gs per step\n", out.Profile.Name, out.Profile.Version, out.Profile.Description, strings.Join(slo, ","), out.Profile.DurationS)
-	tw := a.table()
-	fmt.Fprintln(tw, "  STEP\tOFFERED\tTHROUGHPUT\tP99\tERRORS\tRESULT")
-	for i, s := range out.Steps {
-		res := "ok"
-		if !s.OK {
-			res = "BROKE: " + s.Broke
-		}
-		fmt.Fprintf(tw, "  %d\t%.0f\t%.1f\t%s\t%d\t%s\n", i+1, s.OfferedRPS, s.ThroughputRPS, fmtMs(s.P99Ms), s.Errors, res)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if k := out.Knee; k != nil {
-		bound := ""
-		if k.ReachedMaxRate {
-			bound = " (at least: --max-rate reached)"
-		}
-		fmt.Fprintf(w, "knee: %.0f req/s at p99 %s%s\n", k.ThroughputRPS, fmtMs(k.P99Ms), bound)
-	} else {
-		fmt.Fprintln(w, "knee: none (the first step already broke)")
-	}
-	if out.Headroom != nil {
-		fmt.Fprintf(w, "headroom over %g req/s: %+.0f%%\n", out.ExpectedRPS, *out.Headroom*100)
-	}
-	fmt.Fprintf(w, "%s  bottleneck: %s\n%s\n", strings.ToUpper(out.Verdict.Status), out.Verdict.Bottleneck, out.Verdict.Summary)
-	for _, f := range out.Findings {
-		if f.Severity == finding.Fail || f.Severity == finding.Warn {
-			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Class, f.Summary)
-			if f.Advice != "" {
-				fmt.Fprintf(w, "         advice: %s\n", f.Advice)
-			}
-		}
-	}
-	fmt.Fprintf(w, "run file: %s\n", out.RunFile)
-	if out.Report != "" {
-		fmt.Fprintf(w, "report: %s\n", out.Report)
-	}
-	return nil
+	return verdictExit(status)
 }

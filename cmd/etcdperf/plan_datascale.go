@@ -10,23 +10,15 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/bench"
-	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/plan"
 	"github.com/etcdperf/etcdperf/profiles"
-	"github.com/etcdperf/etcdperf/units"
+	"github.com/etcdperf/etcdperf/report"
 )
 
 // backendSettle is how long datascale waits after the fill for the backend to
 // commit it, so that Status sees the grown db.
 const backendSettle = time.Second
-
-// datascaleJSON is plan --datascale's -w json object.
-type datascaleJSON struct {
-	Verdict   finding.Verdict   `json:"verdict"`
-	Findings  []finding.Finding `json:"findings"`
-	Datascale plan.Datascale    `json:"datascale"`
-}
 
 func (a *app) runDatascale(cmd *cobra.Command, pf *planFlags) error {
 	val, err := profiles.ParseSize(pf.valSize)
@@ -81,47 +73,7 @@ func (a *app) runDatascale(cmd *cobra.Command, pf *planFlags) error {
 	if err != nil {
 		return err
 	}
-	var mem int64
-	note := "remote member: its memory is unknown here, so keys in memory are not projected"
-	if t.Info.Embedded || hardware.AllLoopback(t.Info.Endpoints) {
-		mem, note = hardware.Collect(hardware.Config{}).MemoryBytes, ""
-		if t.Info.Embedded {
-			note = "embedded etcd: its RSS includes this process's client"
-		}
-	}
+	mem, note := plan.MemberMemory(t.Info.Embedded, t.Info.Endpoints, func() int64 { return hardware.Collect(hardware.Config{}).MemoryBytes })
 	r.Project(before, after, mem, note)
-	out := datascaleJSON{Datascale: r, Findings: []finding.Finding{},
-		Verdict: finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone, Summary: r.Summary()}}
-	if a.output == "json" {
-		return a.printJSON(out)
-	}
-	return a.printDatascale(r, out.Verdict.Summary)
-}
-
-func (a *app) printDatascale(r plan.Datascale, summary string) error {
-	tw := a.table()
-	fmt.Fprintf(tw, "keys filled\t%d (%d-byte keys, %d-byte values) in %.1fs\n", r.Keys, r.KeySize, r.ValueSize, r.FillSeconds)
-	fmt.Fprintf(tw, "db size\t%s → %s (in use %s): %.0f bytes per key\t(Status.DbSize)\n", units.Bytes(r.DBBefore), units.Bytes(r.DBAfter), units.Bytes(r.DBInUseAfter), r.DBPerKey)
-	rss := "not measurable"
-	if r.RSSPerKey != nil {
-		rss = fmt.Sprintf("%.0f bytes per key", *r.RSSPerKey)
-	}
-	fmt.Fprintf(tw, "member RSS\t%s → %s: %s\t(%s)\n", units.Bytes(r.RSSBefore), units.Bytes(r.RSSAfter), rss, plan.SourceMemKey)
-	if r.KeysInQuota != nil {
-		fmt.Fprintf(tw, "keys that fit in the quota\t%s more (quota %s)\t(%s)\n", units.Count(*r.KeysInQuota), units.Bytes(r.QuotaBytes), plan.SourceQuota)
-	}
-	if r.KeysIn8GiB != nil {
-		fmt.Fprintf(tw, "keys that fit in 8 GiB\t%s more\t(%s)\n", units.Count(*r.KeysIn8GiB), plan.SourceDBMax)
-	}
-	if r.KeysInMemory != nil {
-		fmt.Fprintf(tw, "keys that fit in memory\t%s more (%s)\t(RSS per key)\n", units.Count(*r.KeysInMemory), units.Bytes(r.MemoryBytes))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(a.stdout, "note: %s\n", n)
-	}
-	fmt.Fprintf(a.stdout, "PASS  %s\n", summary)
-	return nil
+	return report.Print(a.stdout, a.output, report.Datascale{DatascaleResult: r.Result()})
 }

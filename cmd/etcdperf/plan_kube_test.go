@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/etcdperf/etcdperf/plan"
 )
 
 // TestPlanKubernetesBadInput: a bad cluster or model is refused in one line
@@ -47,7 +49,7 @@ func TestPlanKubernetes(t *testing.T) {
 	}
 	var out struct {
 		Verdict struct{ Status, Bottleneck, Summary string }
-		Steps   []kubeStepJSON
+		Steps   []plan.KubeSize
 		Kube    struct {
 			NodesAtKnee int `json:"nodes_at_knee"`
 			PodsAtKnee  int `json:"pods_at_knee"`

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -23,7 +24,7 @@ func TestPlanFindsKnee(t *testing.T) {
 	if r.code != ExitOK && r.code != ExitFail {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var out planJSON
+	var out report.Plan
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v\n%s", err, r.stdout)
 	}
@@ -62,7 +63,7 @@ func TestPlanDatascale(t *testing.T) {
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var out datascaleJSON
+	var out report.Datascale
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("stdout: %v\n%s", err, r.stdout)
 	}
