@@ -61,6 +61,12 @@ func TestOutputsGolden(t *testing.T) {
 	recorded(t, "compare.json", &cmp)
 	var ins inspect.Report
 	recorded(t, "inspect.json", &ins)
+	var pl Plan
+	recorded(t, "plan.json", &pl)
+	var ds Datascale
+	recorded(t, "datascale.json", &ds)
+	var kube KubePlan
+	recorded(t, "kube.json", &kube)
 	for name, o := range map[string]Output{
 		"profiles-list": NewProfileList(entries),
 		"profiles-show": ProfileShow{Profile: show.Profile, YAML: show.YAML},
@@ -68,6 +74,9 @@ func TestOutputsGolden(t *testing.T) {
 		"disk-etcd":     diskEtcd,
 		"compare":       &cmp,
 		"inspect":       Inspect{Report: &ins},
+		"plan":          pl,
+		"datascale":     ds,
+		"plan-kube":     kube,
 	} {
 		t.Run(name, func(t *testing.T) { goldenOutput(t, name, o) })
 	}

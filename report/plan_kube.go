@@ -54,8 +54,12 @@ func (k KubePlan) Table(w io.Writer) error {
 	tw := NewTable(w)
 	fmt.Fprintln(tw, "STEP\tNODES\tPODS\tOFFERED\tTHROUGHPUT\tP99\tLISTS\tLIST P99\tERRORS\tVALID\tBOTTLENECK\tRESULT")
 	for i, s := range k.Steps {
+		listP99 := "-"
+		if s.Lists > 0 {
+			listP99 = Ms(s.ListP99Ms)
+		}
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%.0f\t%.1f\t%s\t%d\t%s\t%d\t%t\t%s\t%s\n", i+1, s.Nodes, s.Pods, s.OfferedRPS, s.ThroughputRPS, Ms(s.P99Ms),
-			s.Lists, Ms(s.ListP99Ms), s.Errors, s.Valid, s.Bottleneck, stepResult(&s.RateStep))
+			s.Lists, listP99, s.Errors, s.Valid, s.Bottleneck, stepResult(&s.RateStep))
 	}
 	return tw.Flush()
 }
