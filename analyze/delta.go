@@ -136,6 +136,15 @@ type Window struct {
 	Snaps  []*Snapshot
 }
 
+// Between is the window of two scrapes of one member, a before b; nil (no
+// deltas: every figure unknown) when either is missing.
+func Between(a, b *Snapshot) *Window {
+	if a == nil || b == nil {
+		return nil
+	}
+	return &Window{Snaps: []*Snapshot{a, b}}
+}
+
 // Usable reports whether the window has two scrapes to take deltas from.
 func (w *Window) Usable() bool { return w != nil && len(w.Snaps) >= 2 }
 

@@ -146,3 +146,21 @@ func TestCountAbove(t *testing.T) {
 		}
 	}
 }
+
+// TestBetween: two scrapes make a window whose counter deltas handle resets; a
+// missing scrape makes no window, so every delta is unknown.
+func TestBetween(t *testing.T) {
+	a := snapsAt(t, newText().counter("c_total", 10).String()).Snaps[0]
+	b := snapsAt(t, newText().counter("c_total", 4).String()).Snaps[0]
+	if d, ok := Between(a, b).CounterDelta("c_total", nil); !ok || d != 4 {
+		t.Errorf("after a reset: delta %v %v, want 4 (all of the new value)", d, ok)
+	}
+	if d, ok := Between(b, a).CounterDelta("c_total", nil); !ok || d != 6 {
+		t.Errorf("delta %v %v, want 6", d, ok)
+	}
+	for _, w := range []*Window{Between(nil, b), Between(a, nil)} {
+		if _, ok := w.CounterDelta("c_total", nil); ok || w.Usable() {
+			t.Error("a window with a missing scrape gave a delta")
+		}
+	}
+}

@@ -11,39 +11,36 @@ import (
 
 // rssRule grades the member's peak RSS against the memory it really has.
 func rssRule(in *Input, lim Limits) Check {
-	if in.W == nil || len(in.W.Snaps) == 0 {
-		return unknown("no /metrics scrape of the member")
+	c, ok := memoryShare(in, lim, metrics.RSS, "peak RSS ", "")
+	if ok && in.embedded() {
+		c.Observed += "; embedded: RSS includes the generator"
 	}
-	rss, ok := in.W.GaugeMax(metrics.RSS, nil)
-	if !ok {
-		return unknown("%s absent", metrics.RSS)
-	}
-	if in.MemoryBytes <= 0 {
-		return unknown("peak RSS %s; the member's memory is unknown (give --memory)", fmtBytes(rss))
-	}
-	r := rss / float64(in.MemoryBytes)
-	obs := fmt.Sprintf("%s of %s (%s) = %s", fmtBytes(rss), fmtBytes(float64(in.MemoryBytes)), in.MemorySource, pct(r))
-	if in.embedded() {
-		obs += "; embedded: RSS includes the generator"
-	}
-	return Check{Severity: lim.Grade(r), Observed: obs}
+	return c
 }
 
 // dbRAMRule grades the db size against memory: bbolt mmaps the file, and reads of
 // pages not in memory go to disk.
 func dbRAMRule(in *Input, lim Limits) Check {
+	c, _ := memoryShare(in, lim, metrics.DBTotal, "db ", "db ")
+	return c
+}
+
+// memoryShare grades a gauge's peak over the window as a share of the member's
+// memory; label names the value where its memory is unknown, prefix heads the
+// observation. ok is false when the share is not known.
+func memoryShare(in *Input, lim Limits, gauge, label, prefix string) (Check, bool) {
 	if in.W == nil || len(in.W.Snaps) == 0 {
-		return unknown("no /metrics scrape of the member")
+		return unknown("no /metrics scrape of the member"), false
 	}
-	db, ok := in.W.GaugeMax(metrics.DBTotal, nil)
+	v, ok := in.W.GaugeMax(gauge, nil)
 	if !ok {
-		return unknown("%s absent", metrics.DBTotal)
+		return unknown("%s absent", gauge), false
 	}
 	if in.MemoryBytes <= 0 {
-		return unknown("db %s; the member's memory is unknown (give --memory)", fmtBytes(db))
+		return unknown("%s%s; the member's memory is unknown (give --memory)", label, fmtBytes(v)), false
 	}
-	r := db / float64(in.MemoryBytes)
-	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("db %s of %s (%s) = %s", fmtBytes(db), fmtBytes(float64(in.MemoryBytes)), in.MemorySource, pct(r))}
+	r := v / float64(in.MemoryBytes)
+	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("%s%s of %s (%s) = %s", prefix, fmtBytes(v), fmtBytes(float64(in.MemoryBytes)), in.MemorySource, pct(r))}, true
 }
 
 // minCPUWindow is the shortest window whose CPU rate is graded: process CPU time

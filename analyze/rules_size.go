@@ -40,6 +40,28 @@ func runValueSizeRule(in *Input, lim Limits) Check {
 // workload, and dividing a whole run's bytes by them says nothing.
 const minRatioOps = 10
 
+// perOp reads a byte counter and an operation counter over the window for a
+// per-operation ratio. done is set when there is nothing to divide: the
+// window or a counter missing (unknown), no operations (ok), or too few.
+func perOp(in *Input, bytesName, opsName, ops, verb string) (bytes, n float64, done *Check) {
+	if c, ok := needWindow(in.W); !ok {
+		return 0, 0, &c
+	}
+	bytes, ok1 := in.W.CounterDelta(bytesName, nil)
+	n, ok2 := in.W.CounterDelta(opsName, nil)
+	switch {
+	case !ok1 || !ok2:
+		c := unknown("%s or %s absent", bytesName, opsName)
+		return 0, 0, &c
+	case n == 0:
+		return 0, 0, &Check{Severity: finding.OK, Observed: "no " + ops + " in the window"}
+	case n < minRatioOps:
+		c := unknown("%.0f %s in the window: too few to divide the %s bytes by", n, ops, verb)
+		return 0, 0, &c
+	}
+	return bytes, n, nil
+}
+
 // metricValueSizeRule grades gRPC bytes received per put on a member, the estimate
 // that works on bare /metrics dumps. etcd counts received bytes over every request,
 // not per method, so the ratio is only graded when puts are the requests that
@@ -47,19 +69,9 @@ const minRatioOps = 10
 // request counts show other requests outnumbering the writes ten to one it is an
 // upper bound, at most a warning.
 func metricValueSizeRule(in *Input, lim Limits) Check {
-	if c, ok := needWindow(in.W); !ok {
-		return c
-	}
-	recv, ok1 := in.W.CounterDelta(metrics.GRPCReceived, nil)
-	puts, ok2 := in.W.CounterDelta(metrics.PutTotal, nil)
-	if !ok1 || !ok2 {
-		return unknown("%s or %s absent", metrics.GRPCReceived, metrics.PutTotal)
-	}
-	if puts == 0 {
-		return Check{Severity: finding.OK, Observed: "no puts in the window"}
-	}
-	if puts < minRatioOps {
-		return unknown("%.0f puts in the window: too few to divide the received bytes by", puts)
+	recv, puts, done := perOp(in, metrics.GRPCReceived, metrics.PutTotal, "puts", "received")
+	if done != nil {
+		return *done
 	}
 	per := recv / puts
 	obs := fmt.Sprintf("%s per put over %.0f puts", fmtBytes(per), puts)
@@ -154,19 +166,9 @@ const putResponseBytes = 64
 // also count put responses: those are taken off at their upper bound, so a
 // write-heavy window with a handful of ranges is not mistaken for large ranges.
 func metricBytesPerRangeRule(in *Input, lim Limits) Check {
-	if c, ok := needWindow(in.W); !ok {
-		return c
-	}
-	sent, ok1 := in.W.CounterDelta(metrics.GRPCSent, nil)
-	ranges, ok2 := in.W.CounterDelta(metrics.RangeTotal, nil)
-	if !ok1 || !ok2 {
-		return unknown("%s or %s absent", metrics.GRPCSent, metrics.RangeTotal)
-	}
-	if ranges == 0 {
-		return Check{Severity: finding.OK, Observed: "no ranges in the window"}
-	}
-	if ranges < minRatioOps {
-		return unknown("%.0f ranges in the window: too few to divide the sent bytes by", ranges)
+	sent, ranges, done := perOp(in, metrics.GRPCSent, metrics.RangeTotal, "ranges", "sent")
+	if done != nil {
+		return *done
 	}
 	puts, _ := in.W.CounterDelta(metrics.PutTotal, nil)
 	per := max(sent-puts*putResponseBytes, 0) / ranges

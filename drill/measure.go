@@ -74,40 +74,6 @@ func (e *Env) scrapeURL(ctx context.Context, url string) *analyze.Snapshot {
 	return snap
 }
 
-// counterDelta is a counter's increase between two scrapes of one member; a
-// counter that went down was reset by a restart, so all of b's value is new.
-func counterDelta(a, b *analyze.Snapshot, name string, sel analyze.Labels) (float64, bool) {
-	if a == nil || b == nil {
-		return 0, false
-	}
-	vb, okb := b.Value(name, sel)
-	if !okb {
-		return 0, false
-	}
-	va, oka := a.Value(name, sel)
-	if !oka || vb < va {
-		return vb, true
-	}
-	return vb - va, true
-}
-
-// histSum is the increase of a histogram's _sum and _count between two scrapes.
-func histSum(a, b *analyze.Snapshot, name string, sel analyze.Labels) (sum, count float64, ok bool) {
-	if b == nil {
-		return 0, 0, false
-	}
-	hb, okb := b.Histogram(name, sel)
-	if !okb {
-		return 0, 0, false
-	}
-	if a != nil {
-		if ha, oka := a.Histogram(name, sel); oka && ha.Count <= hb.Count {
-			return hb.Sum - ha.Sum, hb.Count - ha.Count, true
-		}
-	}
-	return hb.Sum, hb.Count, true
-}
-
 // fillServer sets a phase's leader changes, heartbeat failures and the leader's
 // peer traffic from the scrapes at its two ends.
 func fillServer(p *Phase, a, b scrapes, leader string) {
@@ -115,17 +81,17 @@ func fillServer(p *Phase, a, b scrapes, leader string) {
 	seen := false
 	for id, sb := range b.by {
 		sa := a.by[id]
-		if d, ok := counterDelta(sa, sb, metrics.LeaderChanges, nil); ok && sa != nil {
+		if d, ok := analyze.Between(sa, sb).CounterDelta(metrics.LeaderChanges, nil); ok {
 			changes, seen = max(changes, int64(d)), true
 		}
-		if d, ok := counterDelta(sa, sb, metrics.HeartbeatFailures, nil); ok && sa != nil {
+		if d, ok := analyze.Between(sa, sb).CounterDelta(metrics.HeartbeatFailures, nil); ok {
 			hb += int64(d)
 		}
 	}
 	if seen {
 		p.LeaderChanges, p.HeartbeatSendFailures = &changes, &hb
 	}
-	if d, ok := counterDelta(a.by[leader], b.by[leader], metrics.PeerSentBytes, nil); ok && a.by[leader] != nil {
+	if d, ok := analyze.Between(a.by[leader], b.by[leader]).CounterDelta(metrics.PeerSentBytes, nil); ok {
 		if s := b.at.Sub(a.at).Seconds(); s > 0 {
 			r := d / s
 			p.LeaderPeerBytesPerS = &r

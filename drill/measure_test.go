@@ -113,11 +113,11 @@ func TestFillServer(t *testing.T) {
 	if p.LeaderPeerBytesPerS == nil || *p.LeaderPeerBytesPerS != 5000 {
 		t.Fatalf("leader peer bytes/s = %v", p.LeaderPeerBytesPerS)
 	}
-	if d, ok := counterDelta(a.by["1"], b.by["1"], metrics.PeerSentBytes, analyze.Labels{"To": "9"}); !ok || d != 8000 {
+	if d, ok := analyze.Between(a.by["1"], b.by["1"]).CounterDelta(metrics.PeerSentBytes, analyze.Labels{"To": "9"}); !ok || d != 8000 {
 		t.Fatalf("bytes to a new peer = %v %v", d, ok)
 	}
-	if sum, n, ok := histSum(nil, b.by["1"], metrics.SnapSendSeconds, analyze.Labels{"To": "9"}); !ok || n != 1 || sum != 0.25 {
-		t.Fatalf("snapshot send = %v %v %v", sum, n, ok)
+	if h, ok := b.by["1"].Histogram(metrics.SnapSendSeconds, analyze.Labels{"To": "9"}); !ok || h.Count != 1 || h.Sum != 0.25 {
+		t.Fatalf("snapshot send = %v %v %v", h.Sum, h.Count, ok)
 	}
 	var q Phase
 	fillServer(&q, scrapes{by: map[string]*analyze.Snapshot{}}, b, "1")

@@ -86,10 +86,11 @@ func (r *replaceRun) snapshotFigures() {
 	if v, ok := ls.Value(metrics.SnapSendFailures, to); ok {
 		sn.Failures = int64(v)
 	}
-	if d, ok := counterDelta(start.s.by[start.leader], ls, metrics.PeerSentBytes, to); ok {
+	if d, ok := analyze.Between(start.s.by[start.leader], ls).CounterDelta(metrics.PeerSentBytes, to); ok {
 		sn.Bytes = int64(d)
 	}
-	if sum, n, ok := histSum(nil, ls, metrics.SnapSendSeconds, to); ok && n > 0 {
+	if h, ok := ls.Histogram(metrics.SnapSendSeconds, to); ok && h.Count > 0 {
+		sum := h.Sum
 		sn.SendS = &sum
 		if sum > 0 {
 			mbps := float64(sn.Bytes) / sum / 1e6
@@ -104,7 +105,8 @@ func (r *replaceRun) snapshotFigures() {
 			name string
 			dst  **float64
 		}{{metrics.SnapRecvSeconds, &sn.ReceiveS}, {metrics.SnapDBSave, &sn.DBSaveS}, {metrics.SnapDBFsync, &sn.DBFsyncS}} {
-			if sum, n, ok := histSum(nil, ns, f.name, nil); ok && n > 0 {
+			if h, ok := ns.Histogram(f.name, nil); ok && h.Count > 0 {
+				sum := h.Sum
 				*f.dst = &sum
 			}
 		}
