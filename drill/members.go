@@ -174,3 +174,13 @@ func runShell(ctx context.Context, command string, env ...string) error {
 	}
 	return nil
 }
+
+// ParseCandidate reads a fresh member as NAME=PEER_URL,CLIENT_URL (--new-member).
+func ParseCandidate(s string) (Candidate, error) {
+	name, urls, ok := strings.Cut(s, "=")
+	peer, client, ok2 := strings.Cut(urls, ",")
+	if !ok || !ok2 || name == "" || peer == "" || client == "" {
+		return Candidate{}, fmt.Errorf("a new member is NAME=PEER_URL,CLIENT_URL, not %q", s)
+	}
+	return Candidate{Name: name, PeerURL: peer, ClientURL: client}, nil
+}

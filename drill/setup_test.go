@@ -83,3 +83,15 @@ func TestNewLoadBadInput(t *testing.T) {
 		t.Errorf("a failed dial: %v, want an error that is not the user's input", err)
 	}
 }
+
+func TestParseCandidate(t *testing.T) {
+	c, err := ParseCandidate("m4=http://10.0.0.4:2380,http://10.0.0.4:2379")
+	if err != nil || c != (Candidate{Name: "m4", PeerURL: "http://10.0.0.4:2380", ClientURL: "http://10.0.0.4:2379"}) {
+		t.Errorf("ParseCandidate = %+v, %v", c, err)
+	}
+	for _, s := range []string{"", "m4", "m4=http://p", "=http://p,http://c", "m4=,http://c", "m4=http://p,"} {
+		if _, err := ParseCandidate(s); err == nil {
+			t.Errorf("ParseCandidate(%q) accepted", s)
+		}
+	}
+}

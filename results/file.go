@@ -191,3 +191,22 @@ func ReadRuns(paths []string, stdin io.Reader, out string) (runs []*Run, names [
 	}
 	return runs, names, nil
 }
+
+// Save writes run where --run-file says and returns the path: path, or "-" (to
+// stdout, the run file alone on it), or "" (a new file in dir, DefaultPath).
+// EndedAt, when unset, is now.
+func Save(run *Run, path, dir string, stdout io.Writer) (string, error) {
+	if run.EndedAt.IsZero() {
+		run.EndedAt = time.Now().UTC()
+	}
+	switch path {
+	case Stdin:
+		return path, Encode(stdout, run)
+	case "":
+		path = DefaultPath(dir, run.Command, run.StartedAt)
+	}
+	if err := WriteFile(path, run); err != nil {
+		return "", err
+	}
+	return path, nil
+}

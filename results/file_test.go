@@ -186,3 +186,27 @@ func TestReadRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestSave(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	run := &Run{Version: Version, Command: "drill replace-member", StartedAt: start, Valid: true}
+	path, err := Save(run, "", dir, nil)
+	if err != nil || path != filepath.Join(dir, "drill-replace-member-20260102T030405Z.json") || run.EndedAt.IsZero() {
+		t.Fatalf("Save in dir = %q, %v (ended %v)", path, err, run.EndedAt)
+	}
+	if back, err := ReadFile(path); err != nil || back.Command != run.Command {
+		t.Errorf("read back: %+v, %v", back, err)
+	}
+	named := filepath.Join(dir, "run.json")
+	if path, err := Save(run, named, dir, nil); err != nil || path != named {
+		t.Errorf("Save to a path = %q, %v", path, err)
+	}
+	var out bytes.Buffer
+	if path, err := Save(run, Stdin, dir, &out); err != nil || path != Stdin {
+		t.Errorf("Save to stdout = %q, %v", path, err)
+	}
+	if back, err := Decode(&out); err != nil || back.Command != run.Command {
+		t.Errorf("stdout holds %+v, %v", back, err)
+	}
+}

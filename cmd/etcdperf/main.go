@@ -3,12 +3,10 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/cli"
 )
 
 func main() {
@@ -19,23 +17,7 @@ func main() {
 // run is the one exit point: every command returns its error here, where it is
 // mapped to an exit code and printed as one line.
 func run(args []string, stdin *os.File, stdout, stderr *os.File) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		// First signal: stop measuring, write partial results, clean up keys.
-		// Second signal: the user wants out now.
-		if _, ok := <-sigs; !ok {
-			return
-		}
-		cancel()
-		if _, ok := <-sigs; ok {
-			stderr.WriteString("etcdperf: aborted\n")
-			os.Exit(ExitInterrupted)
-		}
-	}()
-	a := newApp(stdin, stdout, stderr)
-	return a.execute(ctx, args)
+	ctx, stop := cli.SignalContext(stderr)
+	defer stop()
+	return newApp(stdin, stdout, stderr).execute(ctx, args)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"sort"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -35,22 +34,9 @@ func (a *app) newRun(cmd *cobra.Command, command string, t *target) *results.Run
 	return run
 }
 
-// writeRun writes the run file atomically and returns its path.
+// writeRun writes the run file atomically where --run-file says and returns its path.
 func (a *app) writeRun(run *results.Run) (string, error) {
-	if run.EndedAt.IsZero() {
-		run.EndedAt = time.Now().UTC()
-	}
-	path := a.runFile
-	if path == results.Stdin {
-		return path, results.Encode(a.runOut, run)
-	}
-	if path == "" {
-		path = results.DefaultPath(a.resultsDir, run.Command, run.StartedAt)
-	}
-	if err := results.WriteFile(path, run); err != nil {
-		return "", err
-	}
-	return path, nil
+	return results.Save(run, a.runFile, a.resultsDir, a.runOut)
 }
 
 // runFileToStdout handles --run-file -: standard output carries the run file
@@ -63,16 +49,6 @@ func (a *app) runFileToStdout() {
 
 // fmtMs renders a latency in milliseconds (report.Ms).
 func fmtMs(ms float64) string { return report.Ms(ms) }
-
-// sortedKeys returns m's keys in order, for stable output.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 func itoa(n int) string { return strconv.Itoa(n) }
 

@@ -48,24 +48,6 @@ func newApp(stdin *os.File, stdout, stderr *os.File) *app {
 	}
 }
 
-// commands lists the subcommands; each constructor builds one.
-var commands = []func(*app) *cobra.Command{
-	newVersionCmd,
-	newDiskCmd,
-	newBenchCmd,
-	newInspectCmd,
-	newReportCmd,
-	newAnalyzeCmd,
-	newCompareCmd,
-	newProfilesCmd,
-	newCheckCmd,
-	newQualifyCmd,
-	newPlanCmd,
-	newMergeCmd,
-	newK8sCmd,
-	newDrillCmd,
-}
-
 func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "etcdperf",
@@ -99,9 +81,8 @@ func (a *app) rootCmd() *cobra.Command {
 	_ = pf.MarkHidden("cpu-profile")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "show every signal of the diagnosis, not only the findings at warn or above (JSON always holds everything)")
 	pf.BoolVar(&a.debug, "debug", false, "etcdperf's own, not etcdctl's (which logs gRPC): after an error, show the chain of wrapped errors with their types")
-	for _, c := range commands {
-		root.AddCommand(c(a))
-	}
+	root.AddCommand(newVersionCmd(a), newDiskCmd(a), newBenchCmd(a), newInspectCmd(a), newReportCmd(a), newAnalyzeCmd(a), newCompareCmd(a),
+		newProfilesCmd(a), newCheckCmd(a), newQualifyCmd(a), newPlanCmd(a), newMergeCmd(a), newK8sCmd(a), newDrillCmd(a))
 	cli.GuardGroups(root, usageErr)
 	cli.DeclareOutputs(root, declaredOutputs)
 	root.Version = buildInfo().String()

@@ -9,7 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 )
 
 // Exit codes, documented in README.md; CI jobs gate on them.
@@ -79,4 +82,25 @@ func PrintError(w io.Writer, err error, debug bool) {
 // OneLine keeps the promise of one line on stderr, whatever a library put in its error.
 func OneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// SignalContext is a context that the first SIGINT or SIGTERM cancels (stop
+// measuring, write partial results, clean up keys); a second one means the user
+// wants out now: "etcdperf: aborted" on stderr and exit 130 at once. stop
+// releases the signals.
+func SignalContext(stderr io.Writer) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		cancel()
+		if _, ok := <-sigs; ok {
+			fmt.Fprintln(stderr, "etcdperf: aborted")
+			os.Exit(ExitInterrupted)
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel() }
 }
