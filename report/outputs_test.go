@@ -67,6 +67,8 @@ func TestOutputsGolden(t *testing.T) {
 	recorded(t, "datascale.json", &ds)
 	var kube KubePlan
 	recorded(t, "kube.json", &kube)
+	var q Qualify
+	recorded(t, "qualify.json", &q)
 	for name, o := range map[string]Output{
 		"profiles-list": NewProfileList(entries),
 		"profiles-show": ProfileShow{Profile: show.Profile, YAML: show.YAML},
@@ -77,6 +79,7 @@ func TestOutputsGolden(t *testing.T) {
 		"plan":          pl,
 		"datascale":     ds,
 		"plan-kube":     kube,
+		"qualify":       q,
 	} {
 		t.Run(name, func(t *testing.T) { goldenOutput(t, name, o) })
 	}

@@ -4,7 +4,6 @@ package main
 // where a table would print what simple prints, table is refused rather than
 // silently equal.
 var declaredOutputs = map[string][]string{
-	"etcdperf qualify":    {"simple", "json"},
 	"etcdperf report":     {"simple", "json"}, // --format picks the rendering; -w json is --format json
 	"etcdperf k8s worker": {"simple"},         // prints the child's output; its -w goes after --
 }

@@ -4,14 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/diskprobe"
-	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/measure"
 	"github.com/etcdperf/etcdperf/profiles"
@@ -98,45 +96,22 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 	if err != nil {
 		return err
 	}
-	out := qualifyJSON{Result: res, Host: host, Disk: report.NewDisk(disk, "").DiskResult, Ops: []report.BenchOp{}}
-	diag := &finding.Diagnosis{}
-	if run != nil {
-		out.Ops = report.BenchOps(run)
-		if run.Diagnosis != nil {
-			diag = run.Diagnosis
-		}
-	} else {
+	if run == nil {
 		run = a.newRun(cmd, "qualify", nil)
 	}
-	run.Command = "qualify"
-	run.Host = host
-	run.Disk = []results.DiskResult{disk}
-	// The run file keeps qualify's own verdict, with the last load run's findings.
-	run.Diagnosis = diag
-	run.Diagnosis.Verdict = &out.Verdict
-	path, werr := a.writeRun(run)
-	out.RunFile = path
-	if err := a.printQualify(out); err != nil {
-		return err
-	}
-	if werr != nil {
-		return werr
-	}
-	return verdictExit(out.Verdict.Status)
+	run = res.RunFile(run, host, disk)
+	return a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
+		return report.NewQualify(res, host, disk, run, path), nil
+	})
 }
 
 // qualifyLoad runs the tier's load on an embedded etcd whose data lives in a
 // folder of its own inside dir, removed afterwards.
 func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf *qualifyFlags) (measure.Measured, error) {
-	e, err := profiles.Load("check-perf-s")
+	p, err := qualify.Profile(tier, qf.duration)
 	if err != nil {
 		return measure.Measured{}, err
 	}
-	p := *e.Profile
-	load := qualify.TierLoad(tier)
-	p.Name, p.Rate, p.Clients, p.Connections = "qualify-"+tier.Name, load.Rate, load.Clients, load.Clients
-	p.Duration, p.Warmup = profiles.Duration(qf.duration), 0
-	p.Description = fmt.Sprintf("the %s tier's load: %g puts/s of 1 KiB from %d clients", tier.Name, load.Rate, load.Clients)
 	sub, err := os.MkdirTemp(dir, ".etcdperf-qualify-")
 	if err != nil {
 		return measure.Measured{}, fmt.Errorf("data dir: %w", err)
@@ -151,7 +126,7 @@ func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf
 		return measure.Measured{}, err
 	}
 	defer release()
-	lr, err := a.runProfile(ctx, cmd, "qualify", t, clis, &p, defaultCheckPrefix, false)
+	lr, err := a.runProfile(ctx, cmd, "qualify", t, clis, p, defaultCheckPrefix, false)
 	if err != nil {
 		return measure.Measured{}, err
 	}
@@ -159,63 +134,4 @@ func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf
 		return measure.Measured{}, fmt.Errorf("%s load: %w", tier.Name, lr.Err)
 	}
 	return lr, nil
-}
-
-// qualifyJSON is qualify's -w json object.
-type qualifyJSON struct {
-	qualify.Result
-	Disk    results.DiskResult `json:"disk"`
-	Host    *results.Host      `json:"host"`
-	Ops     []report.BenchOp   `json:"ops"`
-	RunFile string             `json:"run_file"`
-}
-
-func (a *app) printQualify(q qualifyJSON) error {
-	if a.output == "json" {
-		return a.printJSON(q)
-	}
-	w := a.stdout
-	h := q.Host
-	fmt.Fprintf(w, "host %s: %g CPUs, %.1f GB memory; data dir %s (%s", h.Hostname, h.EffectiveCPUs(), float64(h.MemoryBytes)/1e9, h.DataDir, h.DataDirFS)
-	if h.Disk != nil {
-		fmt.Fprintf(w, " on %s", h.Disk.Device)
-	}
-	fmt.Fprintf(w, ")\ndisk probe: %s\n", q.Disk.GradeReason)
-	for _, tr := range q.Tiers {
-		fmt.Fprintf(w, "\ntier %s: %s\n", tr.Tier, passText(tr.Pass))
-		tw := a.table()
-		fmt.Fprintln(tw, "  CRITERION\tOBSERVED\tREQUIRED\tMARGIN\tRESULT\tSOURCE")
-		for _, c := range tr.Criteria {
-			margin := "?"
-			if c.Margin != nil {
-				margin = fmt.Sprintf("%+.0f%%", *c.Margin*100)
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Observed, c.Threshold, margin, passText(c.Pass), c.Source)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		if !tr.LoadRun {
-			fmt.Fprintln(w, "  (load not run: the host falls short of the tier already)")
-		}
-	}
-	tier := q.QualifiedTier
-	if tier == "" {
-		tier = "none (" + hardware.BelowSmall + " or the load failed)"
-	}
-	fmt.Fprintf(w, "\nqualifies for: %s\n%s  %s\n", tier, strings.ToUpper(q.Verdict.Status), q.Verdict.Summary)
-	for _, f := range q.Findings {
-		if f.Severity == finding.Fail || f.Severity == finding.Warn {
-			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Class, f.Summary)
-		}
-	}
-	fmt.Fprintf(w, "run file: %s\n", q.RunFile)
-	return nil
-}
-
-func passText(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
 }
