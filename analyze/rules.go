@@ -50,8 +50,11 @@ var (
 	limPeerRTT  = Limits{Warn: 0.050, Fail: 0.150, Unit: UnitSeconds}
 	limCPU      = Limits{Warn: 0.7, Fail: 0.9, Unit: UnitRatio}
 	limPacerLag = Limits{Warn: 20, Fail: 100, Unit: UnitMs}
-	limQuota    = Limits{Warn: 0.8, Fail: 0.95, Unit: UnitRatio}
-	limValue    = Limits{Warn: 64 * kib, Fail: 256 * kib, Unit: UnitBytes, Note: "(limit " + fmtBytes(maxRequestBytes) + ")"}
+	// QuotaLimits grade the db size over its quota (inspect grades a snapshot with them too).
+	QuotaLimits = Limits{Warn: 0.8, Fail: 0.95, Unit: UnitRatio}
+	// FragLimits grade the db's in-use share, from FragMinInUse in use (inspect too).
+	FragLimits = Limits{Warn: 0.5, Fail: math.Inf(-1), Unit: UnitFraction, Below: true, Note: "(ok whenever in use ≤ " + fmtBytes(FragMinInUse) + ")"}
+	limValue   = Limits{Warn: 64 * kib, Fail: 256 * kib, Unit: UnitBytes, Note: "(limit " + fmtBytes(maxRequestBytes) + ")"}
 	// limRangeBytes warns at the request limit: a response that large would be refused as a request.
 	limRangeBytes = Limits{Warn: maxRequestBytes, Fail: 16 * mib, Unit: UnitBytes}
 	// limAnyWarns and limAnyFails grade a count of events that should not happen.
@@ -221,7 +224,7 @@ var Rules = withThresholds([]Rule{
 		Advice: "The leader could not send heartbeats in time (slow disk or overload).",
 		Eval:   counterRule(metrics.HeartbeatFailures)},
 	{Class: finding.ClassHealth, Signal: "db in use / total (" + metrics.DBInUse + " / " + metrics.DBTotal + ")", PerMember: true,
-		Limits: &Limits{Warn: 0.5, Fail: math.Inf(-1), Unit: UnitFraction, Below: true, Note: "(ok whenever in use ≤ " + fmtBytes(fragMinInUse) + ")"}, Source: srcFrag,
+		Limits: &FragLimits, Source: srcFrag,
 		Advice: "The db is fragmented: run `etcdctl defrag` member by member.",
 		Eval:   fragRule},
 	{Class: finding.ClassHealth, Signal: "db size (" + metrics.DBTotal + ")", PerMember: true,
@@ -231,7 +234,7 @@ var Rules = withThresholds([]Rule{
 
 	// quota
 	{Class: finding.ClassQuota, Signal: "db size / quota (" + metrics.DBTotal + " / " + metrics.Quota + ")", Key: true, PerMember: true,
-		Limits: &limQuota, Source: srcQuota,
+		Limits: &QuotaLimits, Source: srcQuota,
 		Advice: quotaAdvice,
 		Eval:   quotaRule},
 	{Class: finding.ClassQuota, Signal: "NOSPACE alarm (Maintenance API alarm list)",

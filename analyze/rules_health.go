@@ -45,9 +45,9 @@ func quotaRule(in *Input, lim Limits) Check {
 	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("%s of %s = %s", fmtBytes(db), fmtBytes(quota), pct(r))}
 }
 
-// fragMinInUse is the db size in use under which fragmentation is not graded:
+// FragMinInUse is the db size in use up to which fragmentation is not graded:
 // a small db defragments in moments whatever its share of free pages.
-const fragMinInUse = 100 * mib
+const FragMinInUse = 100 * mib
 
 // fragRule warns when less than half of a large db is in use: the rest is free pages
 // that only a defragmentation returns.
@@ -62,7 +62,7 @@ func fragRule(in *Input, lim Limits) Check {
 	}
 	r := inUse / total
 	obs := fmt.Sprintf("%s of %s in use = %.2f", fmtBytes(inUse), fmtBytes(total), r)
-	if inUse <= fragMinInUse {
+	if inUse <= FragMinInUse {
 		return Check{Severity: finding.OK, Observed: obs}
 	}
 	return Check{Severity: lim.Grade(r), Observed: obs}

@@ -68,7 +68,7 @@ func spaceExceededRule(in *Input, lim Limits) Check {
 	members, _ := noSpaceOf(in)
 	full := len(members) > 0
 	for _, w := range in.Members {
-		if r, ok := quotaShare(w); ok && limQuota.Grade(r) == finding.Fail {
+		if r, ok := quotaShare(w); ok && QuotaLimits.Grade(r) == finding.Fail {
 			full = true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"go.etcd.io/etcd/server/v3/storage"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/units"
@@ -21,12 +22,8 @@ const (
 	// rangeFailBytes: the largest gRPC message etcd sends (v3rpc maxSendBytes =
 	// math.MaxInt32); an unpaginated list of more cannot succeed at all.
 	rangeFailBytes = math.MaxInt32
-	// The mixin's etcdDatabaseHighFragmentationRatio: in-use/total < 0.5 with > 100 MiB in use.
-	fragRatio    = 0.5
-	fragMinInUse = 100 << 20
-	// quotaWarn/quotaFail: the mixin's etcdBackendQuotaLowSpace (80%) and etcd-diagnosis (95%).
-	quotaWarn = 0.80
-	quotaFail = 0.95
+	// Fragmentation and quota are graded as the analyzer grades them from /metrics
+	// (analyze.FragLimits, analyze.QuotaLimits).
 	// historyWarnBytes: compaction would free at least this much and half of in-use
 	// (heuristic, on the mixin's 100 MiB floor).
 	historyWarnBytes = 100 << 20
@@ -167,9 +164,9 @@ func fragmentationFinding(r *Report) finding.Finding {
 	db := r.DB
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
 	ev := finding.Evidence{Signal: "db in-use / size", Observed: fmt.Sprintf("%.2f (%s of %s)", db.InUseRatio, units.Bytes(db.InUseBytes), units.Bytes(db.SizeBytes)),
-		Threshold: fmt.Sprintf("≥ %.1f when in-use > %s", fragRatio, units.Bytes(fragMinInUse)), Source: srcFrag, Severity: finding.OK}
-	if db.InUseRatio < fragRatio && db.InUseBytes > fragMinInUse {
-		ev.Severity = finding.Warn
+		Threshold: analyze.FragLimits.Text(), Source: srcFrag, Severity: finding.OK}
+	if db.InUseBytes > analyze.FragMinInUse {
+		ev.Severity = analyze.FragLimits.Grade(db.InUseRatio)
 	}
 	f.Severity, f.Evidence = ev.Severity, []finding.Evidence{ev}
 	f.Summary = fmt.Sprintf("db %s, %s in use (%.0f%% free space inside the file)", units.Bytes(db.SizeBytes), units.Bytes(db.InUseBytes), 100*(1-db.InUseRatio))
@@ -183,13 +180,7 @@ func quotaFinding(r *Report) finding.Finding {
 	db := r.DB
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
 	ev := finding.Evidence{Signal: "db size / quota", Observed: fmt.Sprintf("%.1f%% (%s of %s, quota from %s)", 100*db.QuotaUsed, units.Bytes(db.SizeBytes), units.Bytes(db.QuotaBytes), db.QuotaSource),
-		Threshold: fmt.Sprintf("< %.0f%% (fail ≥ %.0f%%)", 100*quotaWarn, 100*quotaFail), Source: srcQuota, Severity: finding.OK}
-	switch {
-	case db.QuotaUsed >= quotaFail:
-		ev.Severity = finding.Fail
-	case db.QuotaUsed >= quotaWarn:
-		ev.Severity = finding.Warn
-	}
+		Threshold: analyze.QuotaLimits.Text(), Source: srcQuota, Severity: analyze.QuotaLimits.Grade(db.QuotaUsed)}
 	f.Severity, f.Evidence = ev.Severity, []finding.Evidence{ev}
 	if db.QuotaBytes > storage.MaxQuotaBytes {
 		f.Evidence = append(f.Evidence, finding.Evidence{Signal: "quota", Observed: units.Bytes(db.QuotaBytes), Threshold: "≤ " + units.Bytes(storage.MaxQuotaBytes), Source: srcMaxDB, Severity: finding.Warn})
