@@ -97,13 +97,19 @@ func TestLivePeerNetwork(t *testing.T) {
 		}
 	}
 	// Three members share this machine's one disk: when other work loads it, the
-	// disk is really slow and may be graded so; what must not happen is a distant
-	// follower blamed on CPU, memory or the generator.
+	// disk is really slow and may be graded so. Likewise other work on its two
+	// cores really delays the generator's pacer (a lag p99 of 28 ms was seen with
+	// five other test suites running), which warns and, as the generator comes
+	// first, is named. What must not happen is a distant follower failing CPU,
+	// memory or the generator.
 	requireNoFail(t, rep, "one distant follower", finding.ClassCPU, finding.ClassMemory, finding.ClassClient)
 	switch b := rep.Verdict.Bottleneck; b {
 	case string(finding.ClassNetwork), finding.BottleneckNone:
 	case string(finding.ClassDisk):
 		t.Logf("the shared disk was slow during the run: %s", rep.Verdict.Summary)
+	case string(finding.ClassClient):
+		// A warn (requireNoFail above): the pacer's lag, the machine's share.
+		t.Logf("other work on the machine delayed the generator: %s", rep.Verdict.Summary)
 	default:
 		t.Errorf("a distant follower blamed on %s: %s", b, rep.Verdict.Summary)
 	}
