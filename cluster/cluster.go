@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -356,11 +357,31 @@ func (c *Cluster) Close() error {
 	return nil
 }
 
+// handedOut are the ports freePort has returned in this process. The port is
+// free only until its probe listener closes, and the kernel may offer it again
+// at the next bind: two members of one cluster (or the client and peer URL of
+// one) would then collide when etcd binds them.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freePort is a loopback port no listener holds now and that this process has
+// not handed out before.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("embedded etcd: find a free port: %w", err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("embedded etcd: find a free port: %w", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("embedded etcd: find a free port: the kernel offered only ports already handed out")
 }
