@@ -220,7 +220,16 @@ func TestBenchInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	// Mid-run: once the load's first keys are there (no warm-up: measured), however
+	// long a loaded machine took to start the binary, and a little later.
+	for deadline := time.Now().Add(30 * time.Second); prefixKeys(t, cli, "/etcdperf/") == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no key of the load after 30 s: %s", stderr.String())
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
 	"github.com/etcdperf/etcdperf/cluster"
 )
 
@@ -25,10 +28,28 @@ func TestOpenLoopSeesStall(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Close() })
 	m := c.Members()[0]
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		time.Sleep(5 * time.Second) // after the 1 s warm-up, mid-run
+		// The first key of the load says the binary has started and its 1 s
+		// warm-up begun, however long a loaded machine took to get there; 2 s
+		// later the run is in its measured window, with 8 s of it to go.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			resp, err := cli.Get(context.Background(), "/etcdperf/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+			if err == nil && resp.Count > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Error("no key of the load after 30 s")
+				return
+			}
+		}
+		time.Sleep(2 * time.Second)
 		if err := m.Signal(syscall.SIGSTOP); err != nil {
 			t.Error(err)
 			return
