@@ -349,31 +349,6 @@ func checkWritableDir(dir, runFile string) error {
 	return os.Remove(f.Name())
 }
 
-// benchClients returns conns clients: the target's own and conns-1 more with the
-// same settings, each with its own gRPC connection.
-func (a *app) benchClients(t *target, conns int) ([]*clientv3.Client, error) {
-	clis := []*clientv3.Client{t.Client}
-	if conns == 1 {
-		return clis, nil
-	}
-	tlsCfg, err := a.conn.tlsConfig()
-	if err != nil {
-		return nil, err
-	}
-	cfg := a.conn.clientConfig(t.Info.Endpoints, tlsCfg, t.Client.Username, t.Client.Password)
-	for len(clis) < conns {
-		c, err := clientv3.New(cfg)
-		if err != nil {
-			for _, c := range clis[1:] {
-				c.Close()
-			}
-			return nil, fmt.Errorf("open connection %d of %d: %w", len(clis)+1, conns, err)
-		}
-		clis = append(clis, c)
-	}
-	return clis, nil
-}
-
 // benchBar is the progress bar on a terminal: measured requests of --total, or
 // seconds of --duration.
 type benchBar struct {

@@ -64,22 +64,22 @@ func newDrillCmd(a *app) *cobra.Command {
 // flag, else an embedded 3-member cluster whose log gets compacted; env reaches
 // it, with progress on stderr.
 func (a *app) drillTarget(cmd *cobra.Command, df *drillFlags) (*target, *drill.Env, map[string]string, error) {
-	if len(a.conn.endpoints) > 0 && !df.yes {
+	if len(a.conn.Endpoints) > 0 && !df.yes {
 		return nil, nil, nil, usageErr(errors.New("a drill changes the membership of the cluster at --endpoints: pass --yes-change-membership to allow it"))
 	}
 	var settings map[string]string
-	if len(a.conn.endpoints) == 0 {
+	if len(a.conn.Endpoints) == 0 {
 		if !cmd.Flags().Changed("embedded-members") {
-			a.conn.embeddedMembers = drill.MinVoters
+			a.conn.EmbeddedMembers = drill.MinVoters
 		}
-		a.conn.embeddedArgs = []string{fmt.Sprintf("--snapshot-count=%d", df.snapshotCount), fmt.Sprintf("--snapshot-catchup-entries=%d", df.catchupEntries)}
+		a.conn.EmbeddedArgs = []string{fmt.Sprintf("--snapshot-count=%d", df.snapshotCount), fmt.Sprintf("--snapshot-catchup-entries=%d", df.catchupEntries)}
 		settings = map[string]string{"snapshot-count": fmt.Sprint(df.snapshotCount), "snapshot-catchup-entries": fmt.Sprint(df.catchupEntries)}
 	}
 	t, err := a.connect(cmd.Context())
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	env := &drill.Env{Client: t.Client, HTTP: t.HTTP, Timeout: a.conn.dialTimeout + 3*time.Second,
+	env := &drill.Env{Client: t.Client, HTTP: t.HTTP, Timeout: a.conn.DialTimeout + 3*time.Second,
 		Progress: func(format string, args ...any) { fmt.Fprintf(a.stderr, format+"\n", args...) }}
 	return t, env, settings, nil
 }
@@ -87,11 +87,11 @@ func (a *app) drillTarget(cmd *cobra.Command, df *drillFlags) (*target, *drill.E
 // startLoad starts the background load on eps (puts at --rate or a profile)
 // into env, until the drill stops it; the returned func releases its clients.
 func (a *app) startLoad(cmd *cobra.Command, df *drillFlags, t *target, env *drill.Env, eps []string) (func(), error) {
-	tlsCfg, err := a.conn.tlsConfig()
+	tlsCfg, err := a.conn.TLSConfig()
 	if err != nil {
 		return nil, err
 	}
-	cfg := a.conn.clientConfig(eps, tlsCfg, t.Client.Username, t.Client.Password)
+	cfg := a.conn.ClientConfig(eps, tlsCfg, t.Client.Username, t.Client.Password)
 	lc := df.load
 	lc.Dial = func() (*clientv3.Client, error) { return clientv3.New(cfg) }
 	lc.RateSet, lc.Prefix = cmd.Flags().Changed("rate"), df.prefix+"drill-load/"
@@ -163,14 +163,14 @@ stops itself, and --retire-cmd (with %s for its name) may then discard it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if !cmd.Flags().Changed("fill") && len(a.conn.endpoints) == 0 && shape == "" {
+			if !cmd.Flags().Changed("fill") && len(a.conn.Endpoints) == 0 && shape == "" {
 				fill = 100 << 20
 			}
 			spec, err := drill.FillFor(df.prefix+"drill-fill/", int64(fill), int(fillValue), shape)
 			if err != nil {
 				return usageErr(err)
 			}
-			if len(a.conn.endpoints) > 0 && df.yes {
+			if len(a.conn.Endpoints) > 0 && df.yes {
 				if cmds.New, err = drill.ParseCandidate(newMember); err != nil || cmds.StartCmd == "" {
 					return usageErr(errors.New("on your cluster replace-member needs --new-member NAME=PEER_URL,CLIENT_URL and --start-cmd"))
 				}
@@ -242,7 +242,7 @@ member's name, e.g. --restart-cmd 'systemctl restart etcd@%s'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if len(a.conn.endpoints) > 0 && cmds.RestartCmd == "" {
+			if len(a.conn.Endpoints) > 0 && cmds.RestartCmd == "" {
 				return usageErr(errors.New("on your cluster rolling-restart needs --restart-cmd (e.g. 'systemctl restart etcd@%s')"))
 			}
 			t, env, _, err := a.drillTarget(cmd, df)

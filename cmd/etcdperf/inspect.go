@@ -121,7 +121,7 @@ func (f *inspectFlags) validate(cmd *cobra.Command, a *app) error {
 		return usageErr(errors.New("--disk-mbps, --net-mbps, --heartbeat-ms, --election-ms and --snapshot-count must not be negative"))
 	}
 	if f.snapshot != "" {
-		if len(a.conn.endpoints) > 0 || a.conn.dataDir != "" {
+		if len(a.conn.Endpoints) > 0 || a.conn.DataDir != "" {
 			return usageErr(errors.New("--snapshot reads a file: it cannot be combined with --endpoints or --data-dir"))
 		}
 		for _, name := range []string{"page-size", "page-bytes", "max-rps", "values", "exact-under"} {

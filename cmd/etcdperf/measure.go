@@ -20,7 +20,7 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 	if cfg.StartAt.IsZero() {
 		cfg.StartAt = a.startAt
 	}
-	return measure.Measure(ctx, &t.Target, cfg, w, run, opts, measure.Config{ScrapeEvery: scrapeEvery, DialTimeout: a.conn.dialTimeout})
+	return measure.Measure(ctx, &t.Target, cfg, w, run, opts, measure.Config{ScrapeEvery: scrapeEvery, DialTimeout: a.conn.DialTimeout})
 }
 
 // writeReport writes the report and plots of run, with the diagnosis it stores,

@@ -53,7 +53,7 @@ func (a *app) runDatascale(cmd *cobra.Command, pf *planFlags) error {
 	r := plan.Datascale{Keys: pf.keys, KeySize: pf.keySize, ValueSize: int(val)}
 	ep, murl := t.Info.Endpoints[0], t.MetricsURLs[0]
 	sizes := func() (plan.Sizes, error) {
-		cctx, cancel := context.WithTimeout(ctx, a.conn.dialTimeout+10*time.Second)
+		cctx, cancel := context.WithTimeout(ctx, a.conn.DialTimeout+10*time.Second)
 		defer cancel()
 		return plan.ReadSizes(cctx, t.Client, t.HTTP, ep, murl)
 	}

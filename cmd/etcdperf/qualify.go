@@ -57,9 +57,9 @@ Exit 0 when the host qualifies (for --tier, or for some tier), 1 when it does no
 }
 
 func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
-	dir := a.conn.dataDir
+	dir := a.conn.DataDir
 	switch {
-	case len(a.conn.endpoints) > 0:
+	case len(a.conn.Endpoints) > 0:
 		return usageErr(errors.New("qualify grades this host with its own embedded etcd; drop --endpoints"))
 	case dir == "":
 		return usageErr(errors.New("--data-dir is required: a folder on the disk etcd's data would live on"))
@@ -117,9 +117,9 @@ func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf
 		return measure.Measured{}, fmt.Errorf("data dir: %w", err)
 	}
 	defer os.RemoveAll(sub)
-	saved := a.conn.dataDir
-	a.conn.dataDir = sub
-	defer func() { a.conn.dataDir = saved }()
+	saved := a.conn.DataDir
+	a.conn.DataDir = sub
+	defer func() { a.conn.DataDir = saved }()
 	ctx := cmd.Context()
 	t, clis, release, err := a.openLoad(ctx, max(p.Connections, 1))
 	if err != nil {

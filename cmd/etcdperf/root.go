@@ -66,7 +66,7 @@ func (a *app) rootCmd() *cobra.Command {
 				return usageErr(err)
 			}
 			a.runFileToStdout()
-			if err := a.conn.validate(); err != nil {
+			if err := a.conn.Validate(); err != nil {
 				return err
 			}
 			return a.startProfile()
