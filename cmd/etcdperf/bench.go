@@ -292,7 +292,7 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	if err := bf.worker.start(a.stderr, &cfg.Rate, &cfg.Total, run.Flags); err != nil {
 		return err
 	}
-	cfg.StartAt = bf.worker.startAt
+	cfg.StartAt = bf.worker.StartAt
 	m := a.measure(ctx, t, cfg, w, run, analyze.Options{})
 	err = m.Err
 	if err != nil && len(run.Ops) == 0 {

@@ -144,7 +144,7 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	if err := cf.worker.start(a.stderr, &p.Rate, nil, nil); err != nil {
 		return err
 	}
-	a.startAt = cf.worker.startAt
+	a.startAt = cf.worker.StartAt
 	lr, err := a.runProfile(ctx, cmd, "check", t, clis, p, cf.prefix, cf.force)
 	if err != nil {
 		return err
