@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/cheggaaa/pb/v3"
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -262,7 +258,7 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	if err := bf.worker.apply(&bf.prefix); err != nil {
 		return usageErr(err)
 	}
-	if err := checkWritableDir(a.resultsDir, a.runFile); err != nil {
+	if err := results.CheckWritable(a.resultsDir, a.runFile); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
@@ -319,73 +315,6 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	}
 	return verdictExit(m.Report.Verdict.Status)
 }
-
-// checkWritableDir fails before any load is sent when the run file could not be
-// written. It creates nothing: a folder that does not exist yet is judged by the
-// nearest one that does, where WriteFile would create it.
-func checkWritableDir(dir, runFile string) error {
-	if runFile != "" {
-		dir = filepath.Dir(runFile)
-	}
-	probe := dir
-	for {
-		fi, err := os.Stat(probe)
-		if err == nil {
-			if !fi.IsDir() {
-				return fmt.Errorf("results dir %s: %s is not a folder", dir, probe)
-			}
-			break
-		}
-		if !os.IsNotExist(err) || filepath.Dir(probe) == probe {
-			return fmt.Errorf("results dir %s: %w", dir, err)
-		}
-		probe = filepath.Dir(probe)
-	}
-	f, err := os.CreateTemp(probe, ".write-check-*")
-	if err != nil {
-		return fmt.Errorf("results dir %s is not writable: %w", dir, err)
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-// benchBar is the progress bar on a terminal: measured requests of --total, or
-// seconds of --duration.
-type benchBar struct {
-	bar     *pb.ProgressBar
-	byCount bool
-	total   time.Duration
-}
-
-func newBenchBar(w io.Writer, cfg bench.Config) *benchBar {
-	b := &benchBar{byCount: cfg.Total > 0}
-	n := int64(cfg.Total)
-	if !b.byCount {
-		n = int64(cfg.Duration / time.Second)
-	}
-	b.total = cfg.Duration
-	// What k6 and vegeta users expect to read: elapsed of total, requests and
-	// errors so far, the current rate and the running p99.
-	b.bar = pb.New64(n).SetTemplateString(`{{bar . "[" "=" ">" " " "]"}} {{string . "stats"}}`).SetWriter(w).Start()
-	return b
-}
-
-func (b *benchBar) update(p bench.Progress) {
-	progress := fmt.Sprintf("%d/%d req", p.Requests, b.bar.Total())
-	if b.byCount {
-		b.bar.SetCurrent(p.Requests)
-	} else {
-		b.bar.SetCurrent(int64(p.Measured / time.Second))
-		progress = fmt.Sprintf("%s/%s  %d req", p.Measured.Truncate(time.Second), b.total, p.Requests)
-	}
-	p99 := "-"
-	if p.P99 > 0 {
-		p99 = fmtMs(float64(p.P99) / float64(time.Millisecond))
-	}
-	b.bar.Set("stats", fmt.Sprintf("%s  %d err  %.0f req/s  p99 %s", progress, p.Errors, p.Rate, p99))
-}
-
-func (b *benchBar) finish() { b.bar.Finish() }
 
 // printBench prints a run's summary and, when rep is not nil, its diagnosis.
 func (a *app) printBench(run *results.Run, runFile string, rep *analyze.Report) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // defaultCheckPrefix keeps check's keys apart from etcdctl check perf's
@@ -132,7 +133,7 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	if err := cf.worker.apply(&cf.prefix); err != nil {
 		return usageErr(err)
 	}
-	if err := checkWritableDir(a.resultsDir, a.runFile); err != nil {
+	if err := results.CheckWritable(a.resultsDir, a.runFile); err != nil {
 		return err
 	}
 	ctx := cmd.Context()

@@ -37,7 +37,7 @@ backend commits p99 < 25 ms (etcd FAQ). Exit 0 pass or warn, 1 fail, 2 could not
 				return usageErr(fmt.Errorf("--size: %w", err))
 			}
 			cfg.Size = n
-			if err := checkWritableDir(a.resultsDir, a.runFile); err != nil {
+			if err := results.CheckWritable(a.resultsDir, a.runFile); err != nil {
 				return err
 			}
 			run := a.newRun(cmd, "disk", nil)

@@ -13,9 +13,9 @@ import (
 // measure drives one load run (see measure.Measure), with a progress bar on a terminal.
 func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.Workload, run *results.Run, opts analyze.Options) measure.Measured {
 	if a.stderrTTY && a.output != "json" {
-		bar := newBenchBar(a.stderr, cfg)
-		cfg.Progress = bar.update
-		defer bar.finish()
+		bar := report.NewBar(a.stderr, cfg)
+		cfg.Progress = bar.Update
+		defer bar.Finish()
 	}
 	if cfg.StartAt.IsZero() {
 		cfg.StartAt = a.startAt

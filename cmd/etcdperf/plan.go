@@ -163,7 +163,7 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := checkWritableDir(a.resultsDir, a.runFile); err != nil {
+	if err := results.CheckWritable(a.resultsDir, a.runFile); err != nil {
 		return err
 	}
 	ctx := cmd.Context()

@@ -97,7 +97,7 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 		warmup = pf.warmup
 	}
 	requested := plan.Kube(c, as)
-	if err := checkWritableDir(a.resultsDir, a.runFile); err != nil {
+	if err := results.CheckWritable(a.resultsDir, a.runFile); err != nil {
 		return err
 	}
 	ctx := cmd.Context()

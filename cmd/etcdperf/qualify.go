@@ -77,7 +77,7 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 	if host.DataDirFS == "tmpfs" || host.DataDirFS == "ramfs" {
 		return usageErr(fmt.Errorf("--data-dir %s is on %s, in memory, where fdatasync is a no-op: qualify a folder on the disk etcd would use", dir, host.DataDirFS))
 	}
-	if err := checkWritableDir(a.resultsDir, a.runFile); err != nil {
+	if err := results.CheckWritable(a.resultsDir, a.runFile); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
