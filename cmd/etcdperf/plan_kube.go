@@ -14,6 +14,7 @@ import (
 	"github.com/etcdperf/etcdperf/plan"
 	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // Defaults of plan --kubernetes.
