@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -83,4 +84,33 @@ func readDump(path string) (string, time.Time, error) {
 		return "", time.Time{}, fmt.Errorf("read metrics dump: %w", err)
 	}
 	return string(b), st.ModTime(), nil
+}
+
+// RunFile grades the run file at path ("-": stdin) again.
+func RunFile(path string, stdin io.Reader, opts Options) (Report, error) {
+	run, err := results.Open(path, stdin)
+	if err != nil {
+		return Report{}, err
+	}
+	rep, err := Run(run, opts)
+	if err != nil {
+		return Report{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
+}
+
+// Merged merges the workers' runs (results.Merge) and grades the merged run as
+// bench grades its own, on the merged load and the merged scrapes: the merged
+// run keeps that diagnosis, not any worker's.
+func Merged(runs []*results.Run, names []string) (*results.Run, Report, error) {
+	merged, err := results.Merge(runs, names)
+	if err != nil {
+		return nil, Report{}, err
+	}
+	rep, err := Run(merged, Options{})
+	if err != nil {
+		return nil, Report{}, err
+	}
+	merged.Diagnosis = rep.Diagnosis()
+	return merged, rep, nil
 }

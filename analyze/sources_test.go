@@ -78,3 +78,44 @@ func TestPrometheusWindow(t *testing.T) {
 		t.Errorf("from alone (to: now): %v, want the server's refusal", err)
 	}
 }
+
+// TestMergedAndRunFile: a merged run carries its own diagnosis, the one RunFile
+// gives when it grades the merged file again; unlike runs are refused.
+func TestMergedAndRunFile(t *testing.T) {
+	h := results.NewHist()
+	for i := int64(1); i <= 100; i++ {
+		if err := h.RecordValue(i * 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc, err := results.EncodeHist(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1800000000, 0).UTC()
+	worker := func(cmd string) *results.Run {
+		return &results.Run{Version: results.Version, Command: cmd, Valid: true, StartedAt: at, EndedAt: at.Add(10 * time.Second), DurationS: 10,
+			Ops: []results.Op{{Op: "put", Requests: 100, ThroughputRPS: 10, Latency: results.Summarize(h), ResponseHist: enc, ServiceHist: enc}}}
+	}
+	merged, rep, err := Merged([]*results.Run{worker("bench put"), worker("bench put")}, []string{"w0", "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Diagnosis == nil || merged.Diagnosis.Verdict == nil || merged.Diagnosis.Verdict.Status != rep.Verdict.Status || merged.Ops[0].Requests != 200 {
+		t.Fatalf("merged: %+v, diagnosis %+v", merged.Ops, merged.Diagnosis)
+	}
+	path := filepath.Join(t.TempDir(), "merged.json")
+	if err := results.WriteFile(path, merged); err != nil {
+		t.Fatal(err)
+	}
+	again, err := RunFile(path, nil, Options{})
+	if err != nil || again.Verdict.Status != rep.Verdict.Status || again.Verdict.Bottleneck != rep.Verdict.Bottleneck {
+		t.Errorf("RunFile of the merged file: %+v, %v; merged %+v", again.Verdict, err, rep.Verdict)
+	}
+	if _, _, err := Merged([]*results.Run{worker("bench put"), worker("bench range")}, nil); !errors.Is(err, results.ErrUnlike) {
+		t.Errorf("unlike runs: %v, want results.ErrUnlike", err)
+	}
+	if _, err := RunFile(filepath.Join(t.TempDir(), "none.json"), nil, Options{}); err == nil {
+		t.Error("a missing run file was graded")
+	}
+}

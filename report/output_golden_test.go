@@ -112,3 +112,33 @@ func TestDrillOutputRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestRender: report RUNFILE renders the golden report from the run and the
+// analysis it is given, and writes the plots it is asked for.
+func TestRender(t *testing.T) {
+	run, err := results.ReadFile(filepath.Join("testdata", "run-fixture.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want bytes.Buffer
+	if err := Render(&got, run, "run-fixture.json", "json", filepath.Join("testdata", "diagnosis-fixture.json"), ""); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ReadDiagnosis(filepath.Join("testdata", "diagnosis-fixture.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReport(run, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteJSON(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("Render differs from the report of the run and its analysis:\n%s", got.String())
+	}
+	if err := Render(&got, run, "run-fixture.json", "text", filepath.Join("testdata", "none.json"), ""); err == nil {
+		t.Error("a missing analysis was rendered")
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -59,4 +60,28 @@ func writeReportFile(path string, r *Report, format string) (err error) {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
 	return nil
+}
+
+// Render renders run in format (one of ReportFormats) to w, as etcdperf report
+// does: with the diagnosis the run file stores, or the one of the analysis file
+// (the -w json output of analyze, check, qualify or plan) when named, and the plots
+// written into plotsDir when named. name says where the run came from, for errors.
+func Render(w io.Writer, run *results.Run, name, format, analysis, plotsDir string) error {
+	diag := run.Diagnosis
+	if analysis != "" {
+		var err error
+		if diag, err = ReadDiagnosis(analysis); err != nil {
+			return err
+		}
+	}
+	r, err := NewReport(run, diag)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if plotsDir != "" {
+		if err := r.WritePlots(plotsDir); err != nil {
+			return err
+		}
+	}
+	return r.Write(w, format)
 }

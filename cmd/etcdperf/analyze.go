@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/report"
-	"github.com/etcdperf/etcdperf/results"
 )
 
 func newAnalyzeCmd(a *app) *cobra.Command {
@@ -55,7 +53,7 @@ garbage, a run file of another version).`,
 				pf.stdin = a.stdin
 				rep, err = analyzePrometheus(cmd.Context(), pf, args, opts)
 			case len(args) == 1 && len(dumps) == 0:
-				rep, err = analyzeRunFile(args[0], a.stdin, opts)
+				rep, err = analyze.RunFile(args[0], a.stdin, opts)
 			case len(args) == 0 && len(dumps) == 2:
 				rep, err = analyze.DumpFiles(dumps[0], dumps[1], opts)
 			default:
@@ -80,16 +78,4 @@ garbage, a run file of another version).`,
 	f.BoolVar(&rules, "rules", false, "print the rule table (signal, threshold, source) as Markdown and exit")
 	f.IntVar(&clients, "clients", 0, "number of clients, for the workload's hardware tier (default: the run's --clients)")
 	return cmd
-}
-
-func analyzeRunFile(path string, stdin io.Reader, opts analyze.Options) (analyze.Report, error) {
-	run, err := results.Open(path, stdin)
-	if err != nil {
-		return analyze.Report{}, err
-	}
-	rep, err := analyze.Run(run, opts)
-	if err != nil {
-		return analyze.Report{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return rep, nil
 }

@@ -55,7 +55,7 @@ func (a *app) merge(paths []string, out string) error {
 	if err != nil {
 		return err
 	}
-	merged, err := results.Merge(runs, names)
+	merged, rep, err := analyze.Merged(runs, names)
 	if errors.Is(err, results.ErrUnlike) {
 		return usageErr(err)
 	}
@@ -70,18 +70,7 @@ func (a *app) merge(paths []string, out string) error {
 		// same second, have that name.
 		out = results.DefaultPath(a.resultsDir, merged.Command+" merged", merged.StartedAt)
 	}
-	// Graded as bench grades its run, on the merged load and the merged scrapes;
-	// the merged file keeps that diagnosis, not any worker's.
-	rep, err := analyze.Run(merged, analyze.Options{})
-	if err != nil {
-		return err
-	}
-	merged.Diagnosis = rep.Diagnosis()
-	if out == results.Stdin {
-		if err := results.Encode(a.runOut, merged); err != nil {
-			return err
-		}
-	} else if err := results.WriteFile(out, merged); err != nil {
+	if _, err := results.Save(merged, out, "", a.runOut); err != nil {
 		return err
 	}
 	if err := a.printBench(merged, out, &rep); err != nil {

@@ -50,23 +50,7 @@ Exit 0 rendered, 2 could not read the run file or write the plots.`,
 			if err != nil {
 				return err
 			}
-			// The diagnosis the run file stores, unless another is given.
-			diag := run.Diagnosis
-			if analysis != "" {
-				if diag, err = report.ReadDiagnosis(analysis); err != nil {
-					return err
-				}
-			}
-			r, err := report.NewReport(run, diag)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			if plotsDir != "" {
-				if err := r.WritePlots(plotsDir); err != nil {
-					return err
-				}
-			}
-			return r.Write(a.stdout, format)
+			return report.Render(a.stdout, run, args[0], format, analysis, plotsDir)
 		},
 	}
 	f := cmd.Flags()
