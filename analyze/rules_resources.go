@@ -120,14 +120,7 @@ func clientCPURule(in *Input, lim Limits) Check {
 }
 
 // openLoop reports whether any op had a target rate (a pacer ran).
-func openLoop(in *Input) bool {
-	for _, op := range in.Run.Ops {
-		if op.TargetRPS > 0 {
-			return true
-		}
-	}
-	return false
-}
+func openLoop(in *Input) bool { return in.Run.Paced().TargetRPS > 0 }
 
 func pacingRule(in *Input, lim Limits) Check {
 	if in.Run == nil || !openLoop(in) {

@@ -52,13 +52,12 @@ func Compat(run *results.Run) (CompatVerdict, error) {
 	svc := results.NewHist()
 	var exact results.Moments
 	haveExact := true
+	paced := run.Paced()
+	v.Errors, v.ThroughputRPS, v.TargetRPS = paced.Errors, paced.ThroughputRPS, paced.TargetRPS
 	for _, op := range run.Ops {
 		if op.TargetRPS <= 0 {
 			continue
 		}
-		v.Errors += op.Errors
-		v.ThroughputRPS += op.ThroughputRPS
-		v.TargetRPS += op.TargetRPS
 		switch {
 		case op.ServiceOK != nil:
 			exact.Merge(*op.ServiceOK)
@@ -103,15 +102,12 @@ func Compat(run *results.Run) (CompatVerdict, error) {
 func Default(run *results.Run, rep analyze.Report, p99 time.Duration, p99Source string) (finding.Verdict, []finding.Criterion) {
 	limit := float64(p99) / float64(time.Millisecond)
 	var crit []finding.Criterion
-	var errs int64
-	var got, want float64
+	paced := run.Paced()
+	errs, got, want := paced.Errors, paced.ThroughputRPS, paced.TargetRPS
 	for _, op := range run.Ops {
 		if op.TargetRPS <= 0 {
 			continue
 		}
-		errs += op.Errors
-		got += op.ThroughputRPS
-		want += op.TargetRPS
 		crit = append(crit, finding.Lower(op.Op+" p99 response time", units.Ms(op.Latency.P99), op.Latency.P99, "≤ "+units.Ms(limit), limit,
 			p99Source+"; response time counts from the intended start (open loop)", true, false))
 	}

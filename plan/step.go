@@ -32,17 +32,14 @@ type RateStep struct {
 // errors within budget (a fraction of the requests), and the offered rate
 // achieved (a valid run).
 func Judge(run *results.Run, rep analyze.Report, slo []Target, budget float64) RateStep {
-	s := RateStep{Valid: run.Valid, Bottleneck: rep.Verdict.Bottleneck, Run: run, Report: rep}
+	p := run.Paced()
+	s := RateStep{OfferedRPS: p.TargetRPS, ThroughputRPS: p.ThroughputRPS, P99Ms: p.P99Ms, Requests: p.Requests, Errors: p.Errors,
+		Valid: run.Valid, Bottleneck: rep.Verdict.Bottleneck, Run: run, Report: rep}
 	var broke []string
 	for _, op := range run.Ops {
 		if op.TargetRPS <= 0 {
 			continue
 		}
-		s.OfferedRPS += op.TargetRPS
-		s.ThroughputRPS += op.ThroughputRPS
-		s.Requests += op.Requests
-		s.Errors += op.Errors
-		s.P99Ms = max(s.P99Ms, op.Latency.P99)
 		for _, t := range slo {
 			if v := Percentile(op.Latency, t.Name); v > t.MaxMs {
 				broke = append(broke, fmt.Sprintf("%s %s %s > %s", op.Op, t.Name, units.Ms(v), units.Ms(t.MaxMs)))

@@ -87,13 +87,8 @@ func Static(h *results.Host, disk results.DiskResult, t hardware.Tier) []finding
 // rule), the worst p99 of the paced ops, and the analyzer's findings.
 func LoadCriteria(run *results.Run, rep analyze.Report, t hardware.Tier, p99 time.Duration) []finding.Criterion {
 	load := TierLoad(t)
-	var got, worst float64
-	for _, op := range run.Ops {
-		if op.TargetRPS > 0 {
-			got += op.ThroughputRPS
-			worst = max(worst, op.Latency.P99)
-		}
-	}
+	paced := run.Paced()
+	got, worst := paced.ThroughputRPS, paced.P99Ms
 	limit := float64(p99) / float64(time.Millisecond)
 	need := results.ValidRateFraction * load.Rate
 	var fails []string

@@ -408,13 +408,8 @@ func scrapeAt(sc Scrape) time.Time {
 // rateShortfall says why the merged run missed its summed target rate, or "".
 func rateShortfall(r *Run) string {
 	// Like one run's rule: requests sent and completed, errors too.
-	var target, achieved float64
-	for _, o := range r.Ops {
-		if o.TargetRPS > 0 {
-			target += o.TargetRPS
-			achieved += o.SentRPS
-		}
-	}
+	p := r.Paced()
+	target, achieved := p.TargetRPS, p.SentRPS
 	// Each worker checked its own rate; this catches workers that did not start together.
 	if target == 0 || RateKept(achieved, target) {
 		return ""
