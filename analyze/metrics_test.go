@@ -235,7 +235,12 @@ func TestScraper(t *testing.T) {
 	ctx := context.Background()
 	s.Before(ctx)
 	s.Start(ctx)
-	time.Sleep(70 * time.Millisecond)
+	// Until the server has answered a "during" scrape (its second request): After
+	// waits for a scrape under way, so it is then among those returned. A fixed
+	// sleep could end before the first tick on a loaded machine.
+	for deadline := time.Now().Add(10 * time.Second); n.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	got := s.After(ctx)
 	phases := map[string]int{}
 	for _, sc := range got {
