@@ -412,7 +412,11 @@ func peerDelay(where string, d time.Duration) func(*runEnv) ([]string, string) {
 		if _, err := e.cli.MemberUpdate(ctx, id, []string{proxy}); err != nil {
 			e.t.Fatalf("advertise %s's peer URL as %s: %v", m.Name, proxy, err)
 		}
-		time.Sleep(500 * time.Millisecond) // let every member apply the change
+		// Every member must have applied the change before the connections are
+		// reset, or one would redial the old, direct URL.
+		if err := faults.PeerURLApplied(e.c.Endpoints(), id, proxy); err != nil {
+			e.t.Fatal(err)
+		}
 		if out, err := exec.Command("ss", "-K", "dst", pu.Hostname(), "dport", "=", ":"+pu.Port()).CombinedOutput(); err != nil {
 			return nil, fmt.Sprintf("cannot reset the direct peer connections (ss -K): %v: %s", err, out)
 		}

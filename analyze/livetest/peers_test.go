@@ -12,6 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/internal/faults"
 )
 
 // peerDelay is added in each direction between the other members and the slow
@@ -68,7 +69,9 @@ func TestLivePeerNetwork(t *testing.T) {
 	// break: kill them (ss -K, as root) so the replication streams are redialed
 	// through the proxy too. Where that is not possible only the RTT probes, which
 	// are what the metric measures, take the delay; say so.
-	time.Sleep(500 * time.Millisecond) // let the followers apply the change
+	if err := faults.PeerURLApplied(c.Endpoints(), ids[slow.Name], proxy); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := exec.Command("ss", "-K", "dst", pu.Hostname(), "dport", "=", ":"+pu.Port()).CombinedOutput(); err != nil {
 		t.Logf("could not reset the direct peer connections to %s (streams stay direct, probes go through the proxy): %v: %s", slow.Name, err, out)
 	}
