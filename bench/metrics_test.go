@@ -1,48 +1,42 @@
 package bench
 
 import (
-	"bufio"
-	"net/http"
-	"strconv"
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/etcdperf/etcdperf/analyze"
 )
 
-// serverCounter sums the samples of metric name at url whose labels contain
-// every one of labels (e.g. `grpc_method="Txn"`): the server's own count.
+// serverCounter sums the samples of metric name at url whose labels include
+// every one of labels (e.g. `grpc_method="Txn"`): the server's own count. A
+// histogram's name_count reads its observation count. It parses with the
+// analyzer's parser, the one the product grades with.
 func serverCounter(t *testing.T, url, name string, labels ...string) float64 {
 	t.Helper()
-	resp, err := http.Get(url)
+	text, err := analyze.Fetch(context.Background(), nil, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var sum float64
-	found := false
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || (rest[0] != ' ' && rest[0] != '{') {
-			continue
-		}
-		match := true
-		for _, l := range labels {
-			match = match && strings.Contains(rest, l)
-		}
-		if !match {
-			continue
-		}
-		f, err := strconv.ParseFloat(rest[strings.LastIndexByte(rest, ' ')+1:], 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum, found = sum+f, true
+	snap, err := analyze.Parse(text)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !found && len(labels) == 0 {
+	sel := analyze.Labels{}
+	for _, l := range labels {
+		k, v, _ := strings.Cut(l, "=")
+		sel[k] = strings.Trim(v, `"`)
+	}
+	v, ok := snap.Value(name, sel)
+	if base, isCount := strings.CutSuffix(name, "_count"); !ok && isCount {
+		var h analyze.Hist
+		h, ok = snap.Histogram(base, sel)
+		v = h.Count
+	}
+	if !ok && len(labels) == 0 {
 		t.Fatalf("no metric %s at %s", name, url)
 	}
-	return sum
+	return v
 }
 
 // counters reads several counters at once, for deltas around a run.

@@ -1,11 +1,7 @@
 package bench
 
 import (
-	"bufio"
 	"context"
-	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -87,33 +83,12 @@ func TestWatchStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Finish(context.Background())
-	if got := metric(t, c.Members()[0].ClientURL+"/metrics", "etcd_debugging_mvcc_watch_stream_total"); got != 5 {
+	if got := serverCounter(t, c.Members()[0].ClientURL+"/metrics", "etcd_debugging_mvcc_watch_stream_total"); got != 5 {
 		t.Errorf("server counts %g watch streams, want 5", got)
 	}
-	if got := metric(t, c.Members()[0].ClientURL+"/metrics", "etcd_debugging_mvcc_watcher_total"); got != 10 {
+	if got := serverCounter(t, c.Members()[0].ClientURL+"/metrics", "etcd_debugging_mvcc_watcher_total"); got != 10 {
 		t.Errorf("server counts %g watchers, want 10", got)
 	}
-}
-
-func metric(t *testing.T, url, name string) float64 {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("no metric %s at %s", name, url)
-	return 0
 }
 
 // TestWatchPrefix: every watcher watches the whole prefix, so every put reaches
