@@ -19,7 +19,7 @@ import (
 // (kubectl logs mixes both streams), so the child's output is shown only when it
 // wrote no run file.
 type Worker struct {
-	Exe     string   // the etcdperf binary
+	Exe     string   // the etcdperf binary (default: this process's)
 	Args    []string // the worker's args, --run-file among them
 	Results string   // ResultsStdout or ResultsPVC
 }
@@ -45,6 +45,11 @@ func (w Worker) Run(ctx context.Context, stdout, stderr io.Writer) (int, error) 
 	}
 	if w.Results != ResultsStdout && w.Results != ResultsPVC {
 		return 2, fmt.Errorf("k8s worker: --results %q: want %s or %s", w.Results, ResultsStdout, ResultsPVC)
+	}
+	if w.Exe == "" {
+		if w.Exe, err = os.Executable(); err != nil {
+			return 2, err
+		}
 	}
 	cmd := exec.CommandContext(ctx, w.Exe, w.Args...)
 	var out bytes.Buffer

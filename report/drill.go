@@ -176,3 +176,13 @@ func writeRunFile(w io.Writer, path string) {
 		fmt.Fprintf(w, "run file: %s\n", path)
 	}
 }
+
+// DrillSpans are the phases as the drill's timeline shades them: a restart
+// phase named with its member.
+func DrillSpans(ps []drill.Phase) []Span {
+	spans := make([]Span, len(ps))
+	for i, p := range ps {
+		spans[i] = Span{Name: strings.TrimSpace(p.Name + " " + p.Member), Start: p.Start, End: p.End}
+	}
+	return spans
+}

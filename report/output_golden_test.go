@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etcdperf/etcdperf/drill"
 	"github.com/etcdperf/etcdperf/k8s"
 	"github.com/etcdperf/etcdperf/results"
 	"github.com/etcdperf/etcdperf/version"
@@ -140,5 +141,13 @@ func TestRender(t *testing.T) {
 	}
 	if err := Render(&got, run, "run-fixture.json", "text", filepath.Join("testdata", "none.json"), ""); err == nil {
 		t.Error("a missing analysis was rendered")
+	}
+}
+
+func TestDrillSpans(t *testing.T) {
+	at := time.Unix(1800000000, 0)
+	got := DrillSpans([]drill.Phase{{Name: "before", Start: at, End: at.Add(time.Second)}, {Name: "restart", Member: "m1", Start: at.Add(time.Second), End: at.Add(3 * time.Second)}})
+	if len(got) != 2 || got[0].Name != "before" || got[1].Name != "restart m1" || !got[1].End.Equal(at.Add(3*time.Second)) {
+		t.Errorf("DrillSpans = %+v", got)
 	}
 }

@@ -116,11 +116,7 @@ func (a *app) drillDone(df *drillFlags, title string, out report.Output, run *re
 		return perr
 	}
 	if werr == nil && df.report != "" {
-		spans := make([]report.Span, len(ps))
-		for i, p := range ps {
-			spans[i] = report.Span{Name: strings.TrimSpace(p.Name + " " + p.Member), Start: p.Start, End: p.End}
-		}
-		werr = report.WriteDrill(df.report, out, run, spans, title)
+		werr = report.WriteDrill(df.report, out, run, report.DrillSpans(ps), title)
 	}
 	switch outcome {
 	case drill.Interrupted:

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,11 +36,7 @@ func newK8sWorkerCmd() *cobra.Command {
 			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 				return usageErr(errors.New("give the worker's command after --"))
 			}
-			exe, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			w.Exe, w.Args = exe, args
+			w.Args = args
 			code, err := w.Run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil {
 				return usageErr(err)
