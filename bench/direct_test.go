@@ -7,16 +7,9 @@ import (
 	"testing"
 	"time"
 
-	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/encoding"
-	"google.golang.org/grpc/mem"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/protoadapt"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/etcdperf/etcdperf/internal/nullkv"
 )
@@ -37,7 +30,7 @@ func TestDirectTarget(t *testing.T) {
 		{eps: []string{"http://a:1", "https://b:2"}, tls: tlsCfg},
 		{eps: []string{"unix://sock"}},
 	} {
-		creds, addrs, ok := directTarget(tc.eps, tc.tls)
+		secureCfg, addrs, ok := directTarget(tc.eps, tc.tls)
 		if ok != tc.ok {
 			t.Errorf("%v: ok %v, want %v", tc.eps, ok, tc.ok)
 			continue
@@ -45,59 +38,14 @@ func TestDirectTarget(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if secure := creds.Info().SecurityProtocol == "tls"; secure != tc.secure {
-			t.Errorf("%v: security %q, want TLS %v", tc.eps, creds.Info().SecurityProtocol, tc.secure)
+		if secure := secureCfg != nil; secure != tc.secure {
+			t.Errorf("%v: TLS %v, want %v", tc.eps, secure, tc.secure)
 		}
 		if len(addrs) != len(tc.addrs) || addrs[0] != tc.addrs[0] || addrs[len(addrs)-1] != tc.addrs[len(tc.addrs)-1] {
 			t.Errorf("%v: addresses %v, want %v", tc.eps, addrs, tc.addrs)
 		}
 	}
 }
-
-// TestGogoCodec checks that the codec writes and reads what gRPC's proto codec
-// does, and hands other messages to it.
-func TestGogoCodec(t *testing.T) {
-	c, std := newGogoCodec(), encoding.GetCodecV2("proto")
-	req := &pb.RangeRequest{Key: []byte("/etcdperf/00000001"), RangeEnd: []byte("/etcdperf/00000009"), Limit: 7, Serializable: true}
-	ours, err := c.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back pb.RangeRequest
-	if err := std.Unmarshal(ours, &back); err != nil || !proto.Equal(protoV2(req), protoV2(&back)) {
-		t.Fatalf("proto codec read %+v (%v) from what gogoCodec wrote for %+v", &back, err, req)
-	}
-	ours.Free()
-
-	resp := &pb.RangeResponse{Header: &pb.ResponseHeader{Revision: 42}, Count: 2, More: true,
-		Kvs: []*mvccpb.KeyValue{{Key: []byte("a"), Value: []byte("1")}, {Key: []byte("b"), Value: []byte("2")}}}
-	wire, err := std.Marshal(resp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Split in two buffers, as gRPC may hand over a message read in pieces.
-	whole := wire.Materialize()
-	split := mem.BufferSlice{mem.SliceBuffer(whole[:5]), mem.SliceBuffer(whole[5:])}
-	for name, data := range map[string]mem.BufferSlice{"one buffer": wire, "two buffers": split} {
-		var got pb.RangeResponse
-		if err := c.Unmarshal(data, &got); err != nil || !proto.Equal(protoV2(resp), protoV2(&got)) {
-			t.Errorf("%s: gogoCodec read %+v (%v), want %+v", name, &got, err, resp)
-		}
-	}
-
-	d := durationpb.New(3 * time.Second)
-	other, err := c.Marshal(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dBack durationpb.Duration
-	if err := c.Unmarshal(other, &dBack); err != nil || dBack.AsDuration() != 3*time.Second {
-		t.Errorf("fallback round trip: %v, %v", dBack.AsDuration(), err)
-	}
-}
-
-// protoV2 views a gogo message as protobuf-go's, for proto.Equal.
-func protoV2(m protoadapt.MessageV1) proto.Message { return protoadapt.MessageV2Of(m) }
 
 // TestDirectWorkers runs the put and range request loops over direct load
 // connections to the null KV server, and checks when DialDirect declines.
@@ -200,47 +148,6 @@ func BenchmarkPutNull(b *testing.B) {
 					seq++
 				}
 			})
-		})
-	}
-}
-
-// BenchmarkCodecMarshal is the encoding of one put request of make compare's
-// shape (8-byte key under the prefix, 256-byte value), by codec; the buffer is
-// freed as gRPC frees it after the write.
-func BenchmarkCodecMarshal(b *testing.B) {
-	req := &pb.PutRequest{Key: []byte(DefaultPrefix + "00000001"), Value: make([]byte, 256)}
-	for name, c := range map[string]encoding.CodecV2{"grpc-proto": encoding.GetCodecV2("proto"), "gogo": newGogoCodec()} {
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				data, err := c.Marshal(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				data.Free()
-			}
-		})
-	}
-}
-
-// BenchmarkCodecUnmarshal is the decoding of a put response into a reused one.
-func BenchmarkCodecUnmarshal(b *testing.B) {
-	wire, err := encoding.GetCodecV2("proto").Marshal(&pb.PutResponse{Header: &pb.ResponseHeader{ClusterId: 1, MemberId: 2, Revision: 1 << 20, RaftTerm: 3}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for name, c := range map[string]encoding.CodecV2{"grpc-proto": encoding.GetCodecV2("proto"), "gogo": newGogoCodec()} {
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			resp := &pb.PutResponse{Header: &pb.ResponseHeader{}}
-			for b.Loop() {
-				h := resp.Header
-				*h = pb.ResponseHeader{}
-				*resp = pb.PutResponse{Header: h}
-				if err := c.Unmarshal(wire, resp); err != nil {
-					b.Fatal(err)
-				}
-			}
 		})
 	}
 }

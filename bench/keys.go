@@ -10,6 +10,8 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
+
+	"github.com/etcdperf/etcdperf/internal/leanrpc"
 )
 
 // DefaultPrefix is where etcdperf writes unless told otherwise.
@@ -177,7 +179,7 @@ type Directed interface {
 }
 
 // UseDirect gives w the direct load connections when it takes them.
-func UseDirect(w Workload, conns []*grpc.ClientConn) {
+func UseDirect(w Workload, conns []*leanrpc.Conn) {
 	d, ok := w.(Directed)
 	if !ok || len(conns) == 0 {
 		return

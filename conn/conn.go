@@ -26,6 +26,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/internal/etcdctl"
+	"github.com/etcdperf/etcdperf/internal/leanrpc"
 	"github.com/etcdperf/etcdperf/measure"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -188,7 +189,7 @@ type Target struct {
 	measure.Target
 	// Direct are the load connections of the put and range request loops
 	// (bench.DialDirect), one per load connection; none when the clients' own are used.
-	Direct []*grpc.ClientConn
+	Direct []*leanrpc.Conn
 }
 
 // Close releases the client and stops the embedded cluster, if any.

@@ -7,9 +7,9 @@ import (
 	"os"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc"
 
 	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/internal/leanrpc"
 )
 
 // OpenLoad connects (or starts the embedded etcd, see Connect) and opens conns
@@ -69,13 +69,13 @@ func Clients(c *Config, t *Target, conns int) ([]*clientv3.Client, error) {
 
 // directConns opens conns direct load connections (bench.DialDirect) with the
 // configuration of the clients; none when they must stay clientv3's.
-func directConns(ctx context.Context, c *Config, t *Target, conns int) ([]*grpc.ClientConn, error) {
+func directConns(ctx context.Context, c *Config, t *Target, conns int) ([]*leanrpc.Conn, error) {
 	tlsCfg, err := c.TLSConfig()
 	if err != nil {
 		return nil, err
 	}
 	cfg := c.ClientConfig(t.Info.Endpoints, tlsCfg, t.Client.Username, t.Client.Password)
-	var out []*grpc.ClientConn
+	var out []*leanrpc.Conn
 	for range conns {
 		cc, err := bench.DialDirect(ctx, cfg)
 		if err != nil || cc == nil {

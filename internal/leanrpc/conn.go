@@ -1,0 +1,369 @@
+// Package leanrpc is a unary gRPC client over HTTP/2 for the load
+// connections of etcdperf's request loops, below gRPC-go's stream machinery:
+// a call is a HEADERS and a DATA frame written into a buffer shared by the
+// concurrent calls (one write syscall for several), and one reader goroutine
+// that hands each response to its waiting call by stream id. It does what a
+// unary etcd KV call needs and nothing more: no streams, no compression, no
+// retries, no name resolution beyond the dialer's, no auth tokens (a user
+// keeps clientv3's connection). Connection- and stream-level flow control,
+// the server's settings, PING, GOAWAY, keepalive and message size limits are
+// honoured; errors are gRPC status errors with gRPC-go's codes.
+package leanrpc
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Options are a connection's settings, as clientv3.Config has them.
+type Options struct {
+	// TLS, when set, secures every endpoint (ALPN h2).
+	TLS *tls.Config
+	// DialTimeout bounds one connection attempt and Dial's wait for a first
+	// ready endpoint; 5 s when zero.
+	DialTimeout time.Duration
+	// MaxSendMsgSize and MaxRecvMsgSize bound a request and a response.
+	MaxSendMsgSize, MaxRecvMsgSize int
+	// KeepaliveTime, when set, pings a connection idle that long; one not
+	// answered within KeepaliveTimeout (20 s when zero, gRPC's default) is
+	// closed. PermitWithoutStream pings with no call in flight too.
+	KeepaliveTime, KeepaliveTimeout time.Duration
+	PermitWithoutStream             bool
+}
+
+// Backoff between connection attempts to one endpoint: gRPC's defaults
+// (connection-backoff.md in the gRPC repository: 1 s base, ×1.6, ±20% jitter,
+// 120 s at most), so a member that restarts is reached again as clientv3's
+// connection would.
+const (
+	backoffBase = time.Second
+	backoffMult = 1.6
+	backoffMax  = 120 * time.Second
+)
+
+// Conn is a load connection: one HTTP/2 connection per endpoint, calls spread
+// over the ready ones round-robin. A call finding none waits, as gRPC's
+// WaitForReady does, for one to be dialled again, until its context ends. It
+// implements grpc.ClientConnInterface for unary calls of etcd's messages.
+type Conn struct {
+	eps  []*endpoint
+	opts Options
+	next atomic.Uint32
+
+	ctx  context.Context // ends on Close: dials stop
+	stop context.CancelFunc
+
+	mu      sync.Mutex
+	changed chan struct{} // closed when a dial ends; then replaced
+}
+
+// endpoint is one server address and its current connection.
+type endpoint struct {
+	addr string
+	cur  atomic.Pointer[transport]
+
+	mu       sync.Mutex
+	dialing  bool
+	retryAt  time.Time
+	attempts int
+	lastErr  error
+}
+
+// Dial starts connecting to addrs (host:port) and returns once one is ready,
+// or an error after opts.DialTimeout naming the last failure.
+func Dial(ctx context.Context, addrs []string, opts Options) (*Conn, error) {
+	if len(addrs) == 0 {
+		return nil, errors.New("leanrpc: no endpoints")
+	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = 5 * time.Second
+	}
+	if opts.KeepaliveTimeout <= 0 {
+		opts.KeepaliveTimeout = 20 * time.Second
+	}
+	c := &Conn{opts: opts, changed: make(chan struct{})}
+	c.ctx, c.stop = context.WithCancel(context.Background())
+	for _, a := range addrs {
+		c.eps = append(c.eps, &endpoint{addr: a})
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
+	defer cancel()
+	for _, ep := range c.eps {
+		c.startDial(ep)
+	}
+	for {
+		c.mu.Lock()
+		changed := c.changed
+		c.mu.Unlock()
+		if c.ready() != nil {
+			return c, nil
+		}
+		if err := c.allFailed(); err != nil {
+			c.Close()
+			return nil, err
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			c.Close()
+			return nil, fmt.Errorf("no endpoint ready within the dial timeout (%s): %w", opts.DialTimeout, c.lastError())
+		}
+	}
+}
+
+// Invoke makes the unary call method with request args and response reply,
+// both etcd API messages. Call options are ignored.
+func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
+	t, err := c.pick(ctx)
+	if err != nil {
+		return err
+	}
+	return t.invoke(ctx, method, args, reply)
+}
+
+// NewStream fails: a load connection carries unary calls only.
+func (c *Conn) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, status.Error(codes.Unimplemented, "leanrpc: a load connection carries unary calls only")
+}
+
+// Close ends every connection; calls in flight fail with Canceled.
+func (c *Conn) Close() error {
+	c.stop()
+	for _, ep := range c.eps {
+		if t := ep.cur.Swap(nil); t != nil {
+			t.close()
+		}
+	}
+	return nil
+}
+
+// Ready says whether a call would find a connection ready now.
+func (c *Conn) Ready() bool { return c.ready() != nil }
+
+// ready is a ready connection, the next one round-robin; nil when none is.
+func (c *Conn) ready() *transport {
+	n := uint32(len(c.eps))
+	start := c.next.Add(1)
+	for i := range n {
+		if t := c.eps[(start+i)%n].cur.Load(); t != nil && t.ok.Load() {
+			return t
+		}
+	}
+	return nil
+}
+
+// pick is a ready connection; when none is, it dials the endpoints that are
+// not waiting out a backoff and waits for one to be ready.
+func (c *Conn) pick(ctx context.Context) (*transport, error) {
+	if t := c.ready(); t != nil {
+		return t, nil
+	}
+	if c.ctx.Err() != nil {
+		return nil, status.Error(codes.Canceled, "leanrpc: the connection is closing")
+	}
+	for {
+		c.mu.Lock()
+		changed := c.changed
+		c.mu.Unlock()
+		if t := c.ready(); t != nil {
+			return t, nil
+		}
+		wait := backoffMax
+		for _, ep := range c.eps {
+			if d := c.startDial(ep); d < wait {
+				wait = d
+			}
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-changed:
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, status.FromContextError(ctx.Err()).Err()
+		case <-c.ctx.Done():
+			timer.Stop()
+			return nil, status.Error(codes.Canceled, "leanrpc: the connection is closing")
+		}
+		timer.Stop()
+	}
+}
+
+// startDial starts a connection attempt to ep unless one is under way, ep
+// has a ready connection, or it waits out its backoff: it returns how long
+// that backoff has left (backoffMax when there is nothing to wait for).
+func (c *Conn) startDial(ep *endpoint) time.Duration {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if t := ep.cur.Load(); ep.dialing || (t != nil && t.ok.Load()) {
+		return backoffMax
+	}
+	if d := time.Until(ep.retryAt); d > 0 {
+		return d
+	}
+	ep.dialing = true
+	go c.dial(ep)
+	return backoffMax
+}
+
+// dial makes one connection attempt to ep and tells the waiting calls.
+func (c *Conn) dial(ep *endpoint) {
+	ctx, cancel := context.WithTimeout(c.ctx, c.opts.DialTimeout)
+	t, err := dialTransport(ctx, ep.addr, c.opts.TLS, &c.opts)
+	cancel()
+	ep.mu.Lock()
+	ep.dialing = false
+	if err != nil {
+		ep.lastErr = fmt.Errorf("%s: %w", ep.addr, err)
+		d := float64(backoffBase)
+		for range ep.attempts {
+			d = min(d*backoffMult, float64(backoffMax))
+		}
+		d *= 1 + 0.2*(2*rand.Float64()-1)
+		ep.retryAt = time.Now().Add(time.Duration(d))
+		ep.attempts++
+	} else {
+		ep.attempts, ep.lastErr = 0, nil
+		if old := ep.cur.Swap(t); old != nil {
+			old.fail(connError(old.addr, errors.New("replaced by a new connection")))
+		}
+		if c.ctx.Err() != nil { // closed while dialling
+			ep.cur.Store(nil)
+			t.close()
+		}
+	}
+	ep.mu.Unlock()
+	c.mu.Lock()
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// allFailed is the joined errors when every endpoint's last attempt failed
+// and none is dialling; nil otherwise.
+func (c *Conn) allFailed() error {
+	var errs []error
+	for _, ep := range c.eps {
+		ep.mu.Lock()
+		failed := !ep.dialing && ep.lastErr != nil
+		err := ep.lastErr
+		ep.mu.Unlock()
+		if !failed {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Conn) lastError() error {
+	var msgs []string
+	for _, ep := range c.eps {
+		ep.mu.Lock()
+		if ep.lastErr != nil {
+			msgs = append(msgs, ep.lastErr.Error())
+		} else if ep.dialing {
+			msgs = append(msgs, ep.addr+": still connecting")
+		}
+		ep.mu.Unlock()
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// gogoMessage is what etcd's gogo-generated API messages implement: a size, a
+// marshal into a buffer of that size, and an unmarshal that merges into the
+// message (the caller resets a reused one; generated code copies every bytes
+// field, so the message keeps no reference to the buffer).
+type gogoMessage interface {
+	Size() int
+	MarshalToSizedBuffer([]byte) (int, error)
+	Unmarshal([]byte) error
+}
+
+// maxPooled is the largest buffer kept for reuse, so one wide range does not
+// pin its response's memory for the rest of a run.
+const maxPooled = 64 << 10
+
+var (
+	bufPool  = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+	callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+)
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= maxPooled {
+		*b = (*b)[:0]
+		bufPool.Put(b)
+	}
+}
+
+// invoke makes one call on t.
+func (t *transport) invoke(ctx context.Context, method string, args, reply any) error {
+	m, ok := args.(gogoMessage)
+	if !ok {
+		return status.Errorf(codes.Internal, "leanrpc: %T is not an etcd API message", args)
+	}
+	n := m.Size()
+	if n > t.opts.MaxSendMsgSize {
+		return status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, t.opts.MaxSendMsgSize)
+	}
+	bp := bufPool.Get().(*[]byte)
+	if cap(*bp) < 5+n {
+		*bp = make([]byte, 0, 5+n)
+	}
+	msg := (*bp)[:5+n]
+	msg[0] = 0
+	binary.BigEndian.PutUint32(msg[1:5], uint32(n))
+	if _, err := m.MarshalToSizedBuffer(msg[5:]); err != nil {
+		putBuf(bp)
+		return status.Errorf(codes.Internal, "marshal %T: %v", args, err)
+	}
+	var timeout string
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = encodeTimeout(time.Until(dl))
+	}
+	c := callPool.Get().(*call)
+	rp := bufPool.Get().(*[]byte)
+	c.buf = (*rp)[:0]
+	err := t.send(ctx, c, method, timeout, msg)
+	putBuf(bp)
+	if err != nil {
+		if c.id == 0 || !t.cancel(c) {
+			// Never registered, or the reader finished it: wait for nothing
+			// more than the signal it may have sent.
+			select {
+			case <-c.done:
+			default:
+			}
+		}
+		return err
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		if t.cancel(c) {
+			return status.FromContextError(ctx.Err()).Err() // c stays with the reader, not pooled
+		}
+		<-c.done
+	}
+	err = c.result(reply)
+	*rp = c.buf
+	putBuf(rp)
+	*c = call{done: c.done}
+	callPool.Put(c)
+	return err
+}
