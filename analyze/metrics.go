@@ -17,12 +17,6 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// KeptPrefixes are the metric family prefixes worth storing in a run file: etcd's own
-// (etcd_network_* included), the process and Go runtime collectors, gRPC server
-// metrics and etcd's file-descriptor gauges. Everything else is dropped before
-// storing so a run file does not carry an unrelated exporter's metrics.
-var KeptPrefixes = []string{metrics.PrefixEtcd, metrics.PrefixProcess, metrics.PrefixGo, metrics.PrefixGRPCServer, metrics.PrefixOSFD}
-
 // maxMetricsBytes bounds what one scrape may read; etcd's /metrics is ~100-300 KB,
 // so anything this large is not an etcd member.
 const maxMetricsBytes = 32 << 20
@@ -31,7 +25,7 @@ const maxMetricsBytes = 32 << 20
 var ErrNotEtcd = errors.New("no etcd_* metrics: not an etcd member's /metrics")
 
 // Fetch GETs url with client (which carries the caller's TLS and timeout) and returns
-// the exposition text filtered to KeptPrefixes. ctx bounds the request.
+// the exposition text filtered to metrics.Kept. ctx bounds the request.
 func Fetch(ctx context.Context, client *http.Client, url string) (string, error) {
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
@@ -62,7 +56,7 @@ func Fetch(ctx context.Context, client *http.Client, url string) (string, error)
 }
 
 // Filter keeps the lines of exposition text that belong to a family in
-// KeptPrefixes (samples, HELP and TYPE lines alike) and drops the rest.
+// metrics.Kept (samples, HELP and TYPE lines alike) and drops the rest.
 // Blank lines and other comments are dropped too.
 func Filter(text string) string {
 	var b strings.Builder
@@ -98,7 +92,7 @@ func keepLine(line string) bool {
 		}
 		name = f[2]
 	}
-	for _, p := range KeptPrefixes {
+	for _, p := range metrics.Kept {
 		if strings.HasPrefix(name, p) {
 			return true
 		}

@@ -34,8 +34,8 @@ type Prometheus struct {
 	types map[string]v1.MetricType // the metadata API's answer, read once
 }
 
-// promSeries matches what KeptPrefixes keeps from a member's /metrics.
-var promSeries = `__name__=~"(` + strings.Join(KeptPrefixes, "|") + `).+"`
+// promSeries matches what metrics.Kept keeps from a member's /metrics.
+var promSeries = `__name__=~"(` + strings.Join(metrics.Kept, "|") + `).+"`
 
 // promProbe is a series every etcd member exposes (3.4 and later); its sample
 // timestamps are the times Prometheus scraped each member.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/config"
@@ -186,9 +187,9 @@ func (p *Prometheus) metricTypes(ctx context.Context) (map[string]v1.MetricType,
 	return p.types, nil
 }
 
-// keptName reports whether a metric name is one KeptPrefixes keeps.
+// keptName reports whether a metric name is one metrics.Kept keeps.
 func keptName(name string) bool {
-	for _, k := range KeptPrefixes {
+	for _, k := range metrics.Kept {
 		if strings.HasPrefix(name, k) {
 			return true
 		}

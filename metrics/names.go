@@ -76,8 +76,7 @@ const (
 	CPUSeconds = "process_cpu_seconds_total"
 )
 
-// Prefixes of the families etcdperf keeps from a member's /metrics (the rest
-// is dropped before a scrape is stored).
+// Prefixes of the families etcdperf keeps from a member's /metrics.
 const (
 	PrefixEtcd       = "etcd_"
 	PrefixProcess    = "process_"
@@ -85,3 +84,9 @@ const (
 	PrefixGRPCServer = "grpc_server_"
 	PrefixOSFD       = "os_fd_"
 )
+
+// Kept are the family prefixes worth storing in a run file: etcd's own
+// (etcd_network_* included), the process and Go runtime collectors, gRPC server
+// metrics and etcd's file-descriptor gauges. Everything else is dropped before
+// storing, so a run file does not carry an unrelated exporter's metrics.
+var Kept = []string{PrefixEtcd, PrefixProcess, PrefixGo, PrefixGRPCServer, PrefixOSFD}

@@ -18,7 +18,7 @@ func TestNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefixes := []string{PrefixEtcd, PrefixProcess, PrefixGo, PrefixGRPCServer, PrefixOSFD}
+	prefixes := Kept
 	seen := map[string]string{}
 	for _, d := range f.Decls {
 		g, ok := d.(*ast.GenDecl)
