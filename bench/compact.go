@@ -2,9 +2,12 @@ package bench
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/results"
@@ -94,4 +97,17 @@ func (c *Compacting) Annotate(ops []results.Op) {
 	if f, ok := c.w.(Finisher); ok {
 		f.Annotate(ops[:len(ops)-1])
 	}
+}
+
+// CompactNow compacts cli's cluster to its current revision, physically: a
+// history already compacted that far is not an error.
+func CompactNow(ctx context.Context, cli *clientv3.Client) error {
+	resp, err := cli.Get(ctx, "compact_rev_key", clientv3.WithCountOnly())
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	if _, err := cli.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+		return fmt.Errorf("compact: %w", err)
+	}
+	return nil
 }

@@ -37,3 +37,20 @@ func ParseSize(s string) (int64, error) {
 	}
 	return int64(v * mult), nil
 }
+
+// ByteSize is a flag value (pflag.Value) holding a byte count in the one size
+// syntax (SizeSyntax); it prints as the plain count.
+type ByteSize int64
+
+// String prints the count in bytes.
+func (b *ByteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+// Type names the flag's kind in help text.
+func (b *ByteSize) Type() string { return "bytes" }
+
+// Set parses s (ParseSize).
+func (b *ByteSize) Set(s string) error {
+	v, err := ParseSize(s)
+	*b = ByteSize(v)
+	return err
+}

@@ -50,3 +50,16 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+func TestByteSize(t *testing.T) {
+	var b ByteSize
+	if err := b.Set("1.5MiB"); err != nil || b != 3<<19 || b.String() != "1572864" || b.Type() != "bytes" {
+		t.Errorf("Set(1.5MiB): %d %q %v", b, b.String(), err)
+	}
+	if err := b.Set("1MB"); err != nil || b != 1<<20 {
+		t.Errorf("Set(1MB) = %d, %v: want 1 MiB (every suffix is binary)", b, err)
+	}
+	if err := b.Set("lots"); err == nil {
+		t.Error("Set(lots): want an error")
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/etcdperf/etcdperf/drill"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // drillFlags are the options both drills share; flagRules check their ranges.
@@ -134,8 +135,8 @@ func (a *app) drillDone(df *drillFlags, title string, out report.Output, run *re
 func newDrillReplaceCmd(a *app, df *drillFlags) *cobra.Command {
 	var (
 		rc            drill.ReplaceConfig
-		fill          byteSize
-		fillValue     = byteSize(drill.DefaultFillValueBytes)
+		fill          units.ByteSize
+		fillValue     = units.ByteSize(drill.DefaultFillValueBytes)
 		shape, member string
 		newMember     string
 		cmds          drill.Commands

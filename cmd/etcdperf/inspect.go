@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -16,22 +14,9 @@ import (
 
 // inspectFlags are the options of `etcdperf inspect`.
 type inspectFlags struct {
-	snapshot      string
-	depth, top    int
-	keyPrefix     string
-	pageSize      int64
-	pageBytes     byteSize
-	maxRPS        float64
-	values        string
-	exactUnder    byteSize
-	maxRequest    byteSize
-	quota         byteSize
-	diskMBps      float64
-	netMBps       float64
-	heartbeatMs   float64
-	electionMs    float64
-	snapshotCount int64
-	previous      string
+	inspect.LiveOptions
+	snapshot string
+	previous string
 }
 
 const inspectLong = `inspect describes what etcd stores and how it is tuned, and says what of it makes etcd slow:
@@ -68,11 +53,8 @@ Exit status: 0 when no finding fails, 1 when one does (e.g. the db at ≥ 95% of
 2 when inspect could not run (bad flags, not a snapshot, no permission to range).`
 
 func newInspectCmd(a *app) *cobra.Command {
-	f := &inspectFlags{
-		pageBytes:  2 << 20,
-		exactUnder: 512 << 20,
-		maxRequest: inspect.DefaultMaxRequestBytes,
-	}
+	f := &inspectFlags{}
+	f.PageBytes, f.ExactUnder, f.MaxRequestBytes = 2<<20, 512<<20, inspect.DefaultMaxRequestBytes
 	cmd := &cobra.Command{
 		Use:   "inspect",
 		Short: "Describe the stored data (prefixes, value sizes, history, db, quota) and the tuning, read-only",
@@ -80,45 +62,31 @@ func newInspectCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return a.runInspect(cmd, f) },
 	}
+	bytes := func(p *int64) *units.ByteSize { return (*units.ByteSize)(p) }
 	fs := cmd.Flags()
 	fs.StringVar(&f.snapshot, "snapshot", "", "inspect this snapshot file instead of a live cluster")
-	fs.IntVar(&f.depth, "depth", 2, "group keys into prefixes of this many '/'-separated segments (≥ 1)")
-	fs.IntVar(&f.top, "top", 10, "list this many largest keys")
-	fs.StringVar(&f.keyPrefix, "key-prefix", "", "inspect only the keys under this prefix (default: every key)")
-	fs.Int64Var(&f.pageSize, "page-size", 1000, "keys per range request (live)")
-	fs.Var(&f.pageBytes, "page-bytes", "about this many bytes per range that returns values (live)")
-	fs.Float64Var(&f.maxRPS, "max-rps", 10, "at most this many requests per second (live; 0 = unpaced)")
-	fs.StringVar(&f.values, "values", inspect.ValuesAuto, "how value sizes are read (live): auto, exact or sample (see above)")
-	fs.Var(&f.exactUnder, "exact-under", "db in-use size up to which --values auto reads every value; also the value bytes a sample reads")
-	fs.Var(&f.maxRequest, "max-request-bytes", "the server's --max-request-bytes; keys at 2/3 of it are 'near the limit'")
-	fs.Var(&f.quota, "quota-bytes", "the backend quota (default: read from the cluster; etcd's 2GiB default for a snapshot)")
-	fs.Float64Var(&f.diskMBps, "disk-mbps", 0, fmt.Sprintf("a new member's disk write throughput, MB/s (default %d, assumed)", inspect.DefaultDiskMBps))
-	fs.Float64Var(&f.netMBps, "net-mbps", 0, fmt.Sprintf("network throughput to a new member, MB/s (default %d = 1 GbE, assumed)", inspect.DefaultNetMBps))
-	fs.Float64Var(&f.heartbeatMs, "heartbeat-ms", 0, "the members' --heartbeat-interval in ms (default: etcd's 100, assumed)")
-	fs.Float64Var(&f.electionMs, "election-ms", 0, "the members' --election-timeout in ms (default: etcd's 1000, assumed)")
-	fs.Int64Var(&f.snapshotCount, "snapshot-count", 0, "the members' --snapshot-count (default: etcd's 10000, assumed)")
+	fs.IntVar(&f.Depth, "depth", 2, "group keys into prefixes of this many '/'-separated segments (≥ 1)")
+	fs.IntVar(&f.Top, "top", 10, "list this many largest keys")
+	fs.StringVar(&f.KeyPrefix, "key-prefix", "", "inspect only the keys under this prefix (default: every key)")
+	fs.Int64Var(&f.PageSize, "page-size", 1000, "keys per range request (live)")
+	fs.Var(bytes(&f.PageBytes), "page-bytes", "about this many bytes per range that returns values (live)")
+	fs.Float64Var(&f.MaxRPS, "max-rps", 10, "at most this many requests per second (live; 0 = unpaced)")
+	fs.StringVar(&f.Values, "values", inspect.ValuesAuto, "how value sizes are read (live): auto, exact or sample (see above)")
+	fs.Var(bytes(&f.ExactUnder), "exact-under", "db in-use size up to which --values auto reads every value; also the value bytes a sample reads")
+	fs.Var(bytes(&f.MaxRequestBytes), "max-request-bytes", "the server's --max-request-bytes; keys at 2/3 of it are 'near the limit'")
+	fs.Var(bytes(&f.QuotaBytes), "quota-bytes", "the backend quota (default: read from the cluster; etcd's 2GiB default for a snapshot)")
+	fs.Float64Var(&f.DiskMBps, "disk-mbps", 0, fmt.Sprintf("a new member's disk write throughput, MB/s (default %d, assumed)", inspect.DefaultDiskMBps))
+	fs.Float64Var(&f.NetMBps, "net-mbps", 0, fmt.Sprintf("network throughput to a new member, MB/s (default %d = 1 GbE, assumed)", inspect.DefaultNetMBps))
+	fs.Float64Var(&f.HeartbeatMs, "heartbeat-ms", 0, "the members' --heartbeat-interval in ms (default: etcd's 100, assumed)")
+	fs.Float64Var(&f.ElectionMs, "election-ms", 0, "the members' --election-timeout in ms (default: etcd's 1000, assumed)")
+	fs.Int64Var(&f.SnapshotCount, "snapshot-count", 0, "the members' --snapshot-count (default: etcd's 10000, assumed)")
 	fs.StringVar(&f.previous, "previous", "", "an earlier 'inspect -w json' output or a run file, for the growth rate")
 	return cmd
 }
 
 func (f *inspectFlags) validate(cmd *cobra.Command, a *app) error {
-	switch {
-	case f.depth <= 0:
-		return usageErr(fmt.Errorf("--depth must be at least 1, got %d", f.depth))
-	case f.top < 0:
-		return usageErr(fmt.Errorf("--top must not be negative, got %d", f.top))
-	case f.pageSize <= 0:
-		return usageErr(fmt.Errorf("--page-size must be positive, got %d", f.pageSize))
-	case f.pageBytes <= 0:
-		return usageErr(fmt.Errorf("--page-bytes must be positive, got %d", f.pageBytes))
-	case f.maxRPS < 0 || math.IsNaN(f.maxRPS) || math.IsInf(f.maxRPS, 0):
-		return usageErr(fmt.Errorf("--max-rps must be 0 (unpaced) or positive, got %g", f.maxRPS))
-	case f.values != inspect.ValuesAuto && f.values != inspect.ValuesExact && f.values != inspect.ValuesSample:
-		return usageErr(fmt.Errorf("--values %q: must be auto, exact or sample", f.values))
-	case f.maxRequest <= 0:
-		return usageErr(fmt.Errorf("--max-request-bytes must be positive, got %d", f.maxRequest))
-	case f.diskMBps < 0 || f.netMBps < 0 || f.heartbeatMs < 0 || f.electionMs < 0 || f.snapshotCount < 0:
-		return usageErr(errors.New("--disk-mbps, --net-mbps, --heartbeat-ms, --election-ms and --snapshot-count must not be negative"))
+	if err := f.Validate(); err != nil {
+		return usageErr(err)
 	}
 	if f.snapshot != "" {
 		if len(a.conn.Endpoints) > 0 || a.conn.DataDir != "" {
@@ -137,21 +105,17 @@ func (a *app) runInspect(cmd *cobra.Command, f *inspectFlags) error {
 	if err := f.validate(cmd, a); err != nil {
 		return err
 	}
-	o := inspect.Options{
-		Depth: f.depth, Top: f.top, KeyPrefix: f.keyPrefix, MaxRequestBytes: int64(f.maxRequest), QuotaBytes: int64(f.quota),
-		DiskMBps: f.diskMBps, NetMBps: f.netMBps, HeartbeatMs: f.heartbeatMs, ElectionMs: f.electionMs, SnapshotCount: f.snapshotCount,
-	}
 	if f.previous != "" {
 		p, err := inspect.LoadPrevious(f.previous)
 		if err != nil {
 			return usageErr(err)
 		}
-		o.Previous = p
+		f.Previous = p
 	}
 	var r *inspect.Report
 	if f.snapshot != "" {
 		var err error
-		if r, err = inspect.ReadSnapshot(f.snapshot, o); err != nil {
+		if r, err = inspect.ReadSnapshot(f.snapshot, f.Options); err != nil {
 			return usageErr(err)
 		}
 	} else {
@@ -162,7 +126,7 @@ func (a *app) runInspect(cmd *cobra.Command, f *inspectFlags) error {
 		}
 		defer t.Close()
 		r, err = inspect.Live(ctx, inspect.LiveTarget{Client: t.Client, Endpoints: t.Info.Endpoints, HTTP: t.HTTP, MetricsURLs: t.MetricsURLs},
-			inspect.LiveOptions{Options: o, PageSize: f.pageSize, PageBytes: int64(f.pageBytes), MaxRPS: f.maxRPS, Values: f.values, ExactUnder: int64(f.exactUnder)})
+			f.LiveOptions)
 		if err != nil {
 			return err
 		}
@@ -174,18 +138,4 @@ func (a *app) runInspect(cmd *cobra.Command, f *inspectFlags) error {
 		return withCode(ExitFail, nil)
 	}
 	return nil
-}
-
-// byteSize is a flag holding a byte count in the one size syntax
-// (units.SizeSyntax: 1048576, 512KiB, 1.5MiB, 2g; every suffix is binary).
-type byteSize int64
-
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
-
-func (b *byteSize) Type() string { return "bytes" }
-
-func (b *byteSize) Set(s string) error {
-	v, err := units.ParseSize(s)
-	*b = byteSize(v)
-	return err
 }

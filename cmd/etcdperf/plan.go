@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/plan"
-	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -18,28 +15,18 @@ import (
 // a couple of minutes.
 const defaultStepDuration = 10 * time.Second
 
+// planFlags are plan's flags: the rate plan's, datascale's and --kubernetes's.
 type planFlags struct {
-	profile      string
-	slo          string
-	expected     float64
-	maxRate      float64
-	startRate    float64
-	stepDuration time.Duration
-	warmup       time.Duration
-	warmupSet    bool
-	errorBudget  float64
-	bisections   int
-	prefix       string
-	force        bool
-	report       string
+	plan.Config
+	force  bool
+	report string
 
 	datascale bool
 	keys      uint64
 	valSize   string
 	keySize   int
 
-	compact time.Duration
-	kube    kubeFlags
+	kube kubeFlags
 }
 
 func newPlanCmd(a *app) *cobra.Command {
@@ -80,86 +67,40 @@ when it covers the nodes asked for), 1 when it does not.`,
   etcdperf plan --kubernetes nodes=1000,pods=40000,churn=20,apiservers=3 --kube-assume pod_bytes=8KiB -w json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pf.warmupSet = cmd.Flags().Changed("warmup")
+			pf.WarmupSet = cmd.Flags().Changed("warmup")
 			if pf.datascale {
 				return a.runDatascale(cmd, pf)
 			}
-			if pf.kube.cluster != "" {
+			if pf.kube.Cluster != "" {
 				return a.runKubePlan(cmd, pf)
 			}
 			return a.runPlan(cmd, pf)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&pf.profile, "profile", "", "profile name or YAML file whose shape is ramped (etcdperf profiles list)")
-	f.StringVar(&pf.slo, "slo", "", "latency objective of every paced op, e.g. p99=25ms or p50=5ms,p99=25ms (p50, p90, p99, p999)")
-	f.Float64Var(&pf.expected, "expected-rps", 0, "the load you expect, requests/s: the headroom is reported over it and the exit code judges it")
-	f.Float64Var(&pf.maxRate, "max-rate", plan.DefaultMaxRate, "highest rate to offer, requests/s")
-	f.Float64Var(&pf.startRate, "start-rate", 0, "first rate offered (default: the profile's rate, at most --max-rate)")
-	f.DurationVar(&pf.stepDuration, "step-duration", defaultStepDuration, "measured window of each step")
-	f.DurationVar(&pf.warmup, "warmup", 0, "load before each step's window (default: the profile's)")
-	f.Float64Var(&pf.errorBudget, "error-budget", 0.001, "fraction of requests that may fail in a step")
-	f.IntVar(&pf.bisections, "bisections", plan.DefaultBisections, "bisection steps between the last good and the first broken rate")
-	f.StringVar(&pf.prefix, "prefix", "/etcdperf/plan/", "key prefix plan writes under and deletes after each step")
+	f.StringVar(&pf.Profile, "profile", "", "profile name or YAML file whose shape is ramped (etcdperf profiles list)")
+	f.StringVar(&pf.SLO, "slo", "", "latency objective of every paced op, e.g. p99=25ms or p50=5ms,p99=25ms (p50, p90, p99, p999)")
+	f.Float64Var(&pf.ExpectedRPS, "expected-rps", 0, "the load you expect, requests/s: the headroom is reported over it and the exit code judges it")
+	f.Float64Var(&pf.MaxRate, "max-rate", plan.DefaultMaxRate, "highest rate to offer, requests/s")
+	f.Float64Var(&pf.StartRate, "start-rate", 0, "first rate offered (default: the profile's rate, at most --max-rate)")
+	f.DurationVar(&pf.StepDuration, "step-duration", defaultStepDuration, "measured window of each step")
+	f.DurationVar(&pf.Warmup, "warmup", 0, "load before each step's window (default: the profile's)")
+	f.Float64Var(&pf.ErrorBudget, "error-budget", 0.001, "fraction of requests that may fail in a step")
+	f.IntVar(&pf.Bisections, "bisections", plan.DefaultBisections, "bisection steps between the last good and the first broken rate")
+	f.StringVar(&pf.Prefix, "prefix", "/etcdperf/plan/", "key prefix plan writes under and deletes after each step")
 	f.BoolVar(&pf.force, "force", false, "run even when the prefix holds keys; they are deleted")
 	f.StringVar(&pf.report, "report", "", "folder to write report.txt, report.html and the curve plot into")
 	f.BoolVar(&pf.datascale, "datascale", false, "measure db size and memory per key instead of ramping a rate")
 	f.Uint64Var(&pf.keys, "keys", 10000, "--datascale: keys to fill")
 	f.StringVar(&pf.valSize, "val-size", "1KiB", "--datascale: value size (bytes, or with KiB/MiB)")
 	f.IntVar(&pf.keySize, "key-size", 64, "--datascale: key bytes after the prefix")
-	f.DurationVar(&pf.compact, "compact-interval", 0, "compact the cluster's history every interval during each step, as kube-apiserver does (default: the profile's compact_interval; with --kubernetes, the model's compaction_interval_s)")
+	f.DurationVar(&pf.Compact, "compact-interval", 0, "compact the cluster's history every interval during each step, as kube-apiserver does (default: the profile's compact_interval; with --kubernetes, the model's compaction_interval_s)")
 	pf.kube.register(cmd)
 	return cmd
 }
 
-func (pf *planFlags) validate() (*profiles.Profile, []plan.Target, error) {
-	if pf.profile == "" {
-		return nil, nil, errors.New("--profile is required (etcdperf profiles list)")
-	}
-	slo, err := plan.ParseSLO(pf.slo)
-	if err != nil {
-		return nil, nil, err
-	}
-	e, err := profiles.Load(pf.profile)
-	if err != nil {
-		return nil, nil, err
-	}
-	switch {
-	case pf.maxRate <= 0 || math.IsNaN(pf.maxRate):
-		return nil, nil, fmt.Errorf("--max-rate must be positive, got %g", pf.maxRate)
-	case pf.startRate < 0 || pf.expected < 0:
-		return nil, nil, errors.New("--start-rate and --expected-rps must not be negative")
-	case pf.stepDuration <= 0:
-		return nil, nil, fmt.Errorf("--step-duration must be positive, got %s", pf.stepDuration)
-	case pf.warmup < 0:
-		return nil, nil, fmt.Errorf("--warmup must not be negative, got %s", pf.warmup)
-	case pf.errorBudget < 0 || pf.errorBudget >= 1:
-		return nil, nil, fmt.Errorf("--error-budget must be in [0, 1), got %g", pf.errorBudget)
-	case pf.bisections < 0:
-		return nil, nil, fmt.Errorf("--bisections must not be negative, got %d", pf.bisections)
-	case pf.prefix == "":
-		return nil, nil, errors.New("--prefix must not be empty: plan deletes its prefix after each step")
-	}
-	p := e.Profile
-	p.Duration = profiles.Duration(pf.stepDuration)
-	switch {
-	case pf.compact < 0:
-		return nil, nil, fmt.Errorf("--compact-interval must not be negative, got %s", pf.compact)
-	case pf.compact > 0:
-		p.CompactInterval = profiles.Duration(pf.compact)
-	}
-	if pf.warmupSet {
-		p.Warmup = profiles.Duration(pf.warmup)
-	}
-	if pf.startRate == 0 {
-		pf.startRate = min(p.Rate, pf.maxRate)
-	}
-	pf.startRate = min(pf.startRate, pf.maxRate)
-	return p, slo, nil
-}
-
 func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
-	p, slo, err := pf.validate()
+	p, slo, err := pf.Validate()
 	if err != nil {
 		return usageErr(err)
 	}
@@ -179,33 +120,25 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 		q.Rate = rate
 		n++
 		fmt.Fprintf(a.stderr, "etcdperf: plan step %d: %.0f req/s for %s\n", n, rate, q.Duration)
-		lr, err := a.runProfile(ctx, cmd, "plan", t, clis, &q, pf.prefix, pf.force)
+		lr, err := a.runProfile(ctx, cmd, "plan", t, clis, &q, pf.Prefix, pf.force)
 		if err != nil {
 			return nil, err
 		}
 		if lr.Err != nil {
 			return nil, fmt.Errorf("step at %.0f req/s: %w", rate, lr.Err)
 		}
-		s := plan.Judge(lr.Run, lr.Report, slo, pf.errorBudget)
+		s := plan.Judge(lr.Run, lr.Report, slo, pf.ErrorBudget)
 		s.OfferedRPS = rate
 		return &s, nil
 	}
-	steps, good, bad, err := plan.Ramp{StartRate: pf.startRate, MaxRate: pf.maxRate, Bisections: pf.bisections}.Run(step)
+	steps, good, bad, err := pf.Ramp().Run(step)
 	if err != nil {
 		return err
 	}
-	res := plan.NewResult(slo, pf.expected, pf.maxRate, steps, good, bad)
+	res := plan.NewResult(slo, pf.ExpectedRPS, pf.MaxRate, steps, good, bad)
 	prof := report.ProfileOf(p)
-	prof.DurationS = pf.stepDuration.Seconds()
-	// The run file is the knee's step (or the first step when none held), with
-	// every step's run and the plan's diagnosis.
-	keep := steps[0]
-	if good != nil {
-		keep = good
-	}
-	run := keep.Run
-	run.Steps = plan.StepRuns(steps)
-	run.Diagnosis = res.Diagnosis()
+	prof.DurationS = pf.StepDuration.Seconds()
+	run := plan.RunFile(steps, good, res.Diagnosis())
 	return a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
 		out := report.Plan{Result: res, Profile: prof, RunFile: path}
 		if pf.report != "" {

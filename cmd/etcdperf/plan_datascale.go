@@ -27,7 +27,7 @@ func (a *app) runDatascale(cmd *cobra.Command, pf *planFlags) error {
 		return usageErr(fmt.Errorf("--val-size: %w", err))
 	case pf.keys == 0:
 		return usageErr(errors.New("--keys must be at least 1"))
-	case pf.prefix == "":
+	case pf.Prefix == "":
 		return usageErr(errors.New("--prefix must not be empty: plan deletes its prefix afterwards"))
 	}
 	ctx := cmd.Context()
@@ -39,16 +39,16 @@ func (a *app) runDatascale(cmd *cobra.Command, pf *planFlags) error {
 	if len(t.MetricsURLs) == 0 {
 		return errors.New("datascale reads the member's /metrics; no metrics URL is known (give --metrics-urls)")
 	}
-	w, err := bench.NewRange([]*clientv3.Client{t.Client}, bench.RangeConfig{Prefix: pf.prefix, KeySize: pf.keySize, ValSize: int(val), Keys: pf.keys, Width: 1})
+	w, err := bench.NewRange([]*clientv3.Client{t.Client}, bench.RangeConfig{Prefix: pf.Prefix, KeySize: pf.keySize, ValSize: int(val), Keys: pf.keys, Width: 1})
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := bench.CheckPrefix(ctx, t.Client, pf.prefix, pf.force); err != nil {
+	if err := bench.CheckPrefix(ctx, t.Client, pf.Prefix, pf.force); err != nil {
 		return err
 	}
 	// As a bench run's: also after Ctrl-C, until the prefix stays empty; a
 	// failure here changes nothing in the projection already printed.
-	defer func() { _ = bench.Cleanup(t.Client, pf.prefix, ctx.Err() != nil) }()
+	defer func() { _ = bench.Cleanup(t.Client, pf.Prefix, ctx.Err() != nil) }()
 
 	r := plan.Datascale{Keys: pf.keys, KeySize: pf.keySize, ValueSize: int(val)}
 	ep, murl := t.Info.Endpoints[0], t.MetricsURLs[0]
