@@ -52,6 +52,9 @@ type Measured struct {
 	Err error
 }
 
+// DefaultScrapeEvery is the period of the /metrics scrapes during a command's run.
+const DefaultScrapeEvery = 5 * time.Second
+
 // Config says how a measurement scrapes and how long it waits for a lost cluster.
 type Config struct {
 	// ScrapeEvery is the period of the /metrics scrapes taken during the run.

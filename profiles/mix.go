@@ -42,3 +42,38 @@ func ParseMix(s string) ([]Op, error) {
 	}
 	return ops, nil
 }
+
+// Mix is bench mixed's --ratios as a profile, so that Build composes it and its
+// checks apply: the ops of ParseMix(ratios), each with the options of its kind
+// taken from opts (range: Width, Limit, Consistency, KeysOnly, CountOnly; txn:
+// TxnOps; list: PageSize, Exact, Consistency; lease: TTL, LeaseKeys,
+// KeepAlives, Expire), then watch when it has watchers. p holds the rest (name,
+// rate, clients, keys, values); its Ops are replaced.
+func Mix(ratios string, opts, watch Op, p Profile) (*Profile, error) {
+	ops, err := ParseMix(ratios)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ops {
+		op := &ops[i]
+		switch op.Op {
+		case OpRange:
+			op.Width, op.Limit, op.Consistency, op.KeysOnly, op.CountOnly = opts.Width, opts.Limit, opts.Consistency, opts.KeysOnly, opts.CountOnly
+		case OpTxn:
+			op.TxnOps = opts.TxnOps
+		case OpList:
+			op.PageSize, op.Exact, op.Consistency = opts.PageSize, opts.Exact, opts.Consistency
+		case OpLease:
+			op.TTL, op.LeaseKeys, op.KeepAlives, op.Expire = opts.TTL, opts.LeaseKeys, opts.KeepAlives, opts.Expire
+		}
+	}
+	if watch.Watchers > 0 {
+		watch.Op = OpWatch
+		ops = append(ops, watch)
+	}
+	p.Ops = ops
+	if err := Validate(&p); err != nil {
+		return nil, fmt.Errorf("--ratios: %w", err)
+	}
+	return &p, nil
+}

@@ -1,6 +1,10 @@
 package profiles
 
-import "testing"
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
 
 func TestParseMix(t *testing.T) {
 	ops, err := ParseMix("put=0.5, txn=0.3,list=0.1,lease=0.1")
@@ -29,4 +33,46 @@ func FuzzParseMix(f *testing.F) {
 			t.Errorf("%q: ratios sum to %g", s, sum)
 		}
 	})
+}
+
+// TestMix: each op gets the options of its kind only, a watch is added when it
+// has watchers, and the result is checked as a profile.
+func TestMix(t *testing.T) {
+	opts := Op{Width: 10, Limit: 5, Consistency: "s", KeysOnly: true, TxnOps: 4, PageSize: 100, Exact: true,
+		TTL: Duration(30e9), LeaseKeys: 2, KeepAlives: 3, Expire: true}
+	base := Profile{Name: "mixed", Version: 1, Description: "a mix", Rate: 100, Clients: 4, Duration: Duration(1e9), Keys: Keys{Size: 8, Space: 100}, Values: Values{Size: 64}}
+	p, err := Mix("put=0.4,range=0.2,txn=0.2,list=0.1,lease=0.1", opts, Op{Watchers: 3, Streams: 1, WatchedKeys: 10}, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Op{
+		{Op: OpPut, Ratio: 0.4},
+		{Op: OpRange, Ratio: 0.2, Width: 10, Limit: 5, Consistency: "s", KeysOnly: true},
+		{Op: OpTxn, Ratio: 0.2, TxnOps: 4},
+		{Op: OpList, Ratio: 0.1, PageSize: 100, Exact: true, Consistency: "s"},
+		{Op: OpLease, Ratio: 0.1, TTL: Duration(30e9), LeaseKeys: 2, KeepAlives: 3, Expire: true},
+		{Op: OpWatch, Watchers: 3, Streams: 1, WatchedKeys: 10},
+	}
+	if len(p.Ops) != len(want) {
+		t.Fatalf("ops %+v", p.Ops)
+	}
+	for i := range want {
+		if !reflect.DeepEqual(p.Ops[i], want[i]) {
+			t.Errorf("op %d: %+v, want %+v", i, p.Ops[i], want[i])
+		}
+	}
+	if p.Name != "mixed" || p.Rate != 100 {
+		t.Errorf("profile %+v lost its base", p)
+	}
+	if p, err := Mix("put=1", opts, Op{}, base); err != nil || len(p.Ops) != 1 {
+		t.Errorf("no watchers: %+v, %v", p, err)
+	}
+	if _, err := Mix("put=2", opts, Op{}, base); err == nil {
+		t.Error("bad ratios accepted")
+	}
+	bad := base
+	bad.Clients = 0
+	if _, err := Mix("put=1", opts, Op{}, bad); err == nil || !strings.HasPrefix(err.Error(), "--ratios: ") {
+		t.Errorf("an invalid profile: %v", err)
+	}
 }

@@ -21,9 +21,6 @@ import (
 // defaultBenchDuration bounds a run given neither --total nor --duration.
 const defaultBenchDuration = 10 * time.Second
 
-// scrapeEvery is the period of the /metrics scrapes taken during a run.
-const scrapeEvery = 5 * time.Second
-
 // benchFlags are the flags every bench workload shares.
 type benchFlags struct {
 	clients  int
@@ -275,8 +272,7 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	if bf.compact > 0 {
 		w = bench.WithCompaction(w, t.Client, bf.compact)
 	}
-	command := "bench " + cmd.Name()
-	run := a.newRun(cmd, command, t)
+	run := a.newRun(cmd, "bench "+cmd.Name(), t)
 	cfg := bench.Config{
 		Workers: bf.clients, Rate: bf.rate, Total: bf.total, Duration: bf.duration, Warmup: bf.warmup,
 		Prefix: bf.prefix, Force: bf.force, KV: t.Client,
@@ -290,9 +286,8 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	}
 	cfg.StartAt = bf.worker.StartAt
 	m := a.measure(ctx, t, cfg, w, run, analyze.Options{})
-	err = m.Err
-	if err != nil && len(run.Ops) == 0 {
-		return err // nothing was measured: the prefix was in use, the fill failed, ...
+	if m.Err != nil && len(run.Ops) == 0 {
+		return m.Err // nothing was measured: the prefix was in use, the fill failed, ...
 	}
 	path, werr := a.writeRun(run)
 	if werr == nil {
@@ -304,8 +299,8 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	switch {
 	case run.Interrupted:
 		return fmt.Errorf("interrupted: partial results written to %s, keys under %s deleted: %w", path, bf.prefix, context.Canceled)
-	case err != nil:
-		return err
+	case m.Err != nil:
+		return m.Err
 	case werr != nil:
 		return werr
 	case !run.Valid && m.Report.Verdict.Status != finding.StatusFail:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -143,42 +142,18 @@ func (m *mixFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&m.expire, "expire", false, "--ratios: let leases expire instead of revoking them")
 }
 
-// profile is the mix as a profile, so that profiles.Build composes it and its
-// checks apply; rate, clients and duration are bench's own and only pass them.
+// profile is the mix as a profile (profiles.Mix); rate, clients and duration
+// are bench's own and only pass its checks.
 func (m *mixFlags) profile(bf *benchFlags, keySpace uint64, rf rangeFlags, wf watchFlags) (*profiles.Profile, error) {
-	ops, err := profiles.ParseMix(m.ratios)
-	if err != nil {
-		return nil, err
+	opts := profiles.Op{Width: rf.width, Limit: rf.limit, Consistency: rf.consistency, KeysOnly: rf.keysOnly, CountOnly: rf.countOnly,
+		TxnOps: m.txnOps, PageSize: m.pageSize, Exact: m.exact, TTL: profiles.Duration(m.leaseTTL), LeaseKeys: m.leaseKeys, KeepAlives: m.keepAlive, Expire: m.expire}
+	watch := profiles.Op{Watchers: wf.watchers, Streams: wf.streams, Prefix: wf.prefix}
+	if !wf.prefix {
+		watch.WatchedKeys = wf.watchedKeys
 	}
-	for i := range ops {
-		op := &ops[i]
-		switch op.Op {
-		case profiles.OpRange:
-			op.Width, op.Limit, op.Consistency, op.KeysOnly, op.CountOnly = rf.width, rf.limit, rf.consistency, rf.keysOnly, rf.countOnly
-		case profiles.OpTxn:
-			op.TxnOps = m.txnOps
-		case profiles.OpList:
-			op.PageSize, op.Exact, op.Consistency = m.pageSize, m.exact, rf.consistency
-		case profiles.OpLease:
-			op.TTL, op.LeaseKeys, op.KeepAlives, op.Expire = profiles.Duration(m.leaseTTL), m.leaseKeys, m.keepAlive, m.expire
-		}
-	}
-	if wf.watchers > 0 {
-		w := profiles.Op{Op: profiles.OpWatch, Watchers: wf.watchers, Streams: wf.streams, Prefix: wf.prefix}
-		if !wf.prefix {
-			w.WatchedKeys = wf.watchedKeys
-		}
-		ops = append(ops, w)
-	}
-	p := &profiles.Profile{
+	return profiles.Mix(m.ratios, opts, watch, profiles.Profile{
 		Name: "mixed", Version: 1, Description: "bench mixed --ratios " + m.ratios,
 		Rate: max(bf.rate, 1), Clients: bf.clients, Duration: profiles.Duration(time.Second),
-		Keys:   profiles.Keys{Size: profiles.Size(bf.keySize), Space: keySpace},
-		Values: profiles.Values{Size: profiles.Size(bf.valSize)},
-		Ops:    ops,
-	}
-	if err := profiles.Validate(p); err != nil {
-		return nil, fmt.Errorf("--ratios: %w", err)
-	}
-	return p, nil
+		Keys: profiles.Keys{Size: profiles.Size(bf.keySize), Space: keySpace}, Values: profiles.Values{Size: profiles.Size(bf.valSize)},
+	})
 }

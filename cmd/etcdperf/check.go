@@ -85,37 +85,39 @@ Exit codes follow the chosen verdict (the default one, or etcdctl's with --compa
 // resolveProfile loads the profile of --load or --profile and applies the overrides.
 func (cf *checkFlags) resolveProfile() (*profiles.Profile, error) {
 	if cf.load != "" && cf.profile != "" {
-		return nil, usageErr(errors.New("give --load or --profile, not both"))
+		return nil, errors.New("give --load or --profile, not both")
 	}
 	name := cf.profile
 	if name == "" {
 		var err error
 		if name, err = check.LoadProfile(cf.load); err != nil {
-			return nil, usageErr(err)
+			return nil, err
 		}
 	}
 	e, err := profiles.Load(name)
-	if err != nil {
-		return nil, usageErr(err)
+	switch {
+	case err != nil:
+		return nil, err
+	case cf.duration < 0:
+		return nil, fmt.Errorf("--duration must be positive, got %s", cf.duration)
+	case cf.warmup < 0:
+		return nil, fmt.Errorf("--warmup must not be negative, got %s", cf.warmup)
+	case cf.p99 < 0:
+		return nil, fmt.Errorf("--p99 must be positive, got %s", cf.p99)
+	case cf.prefix == "":
+		return nil, errors.New("--prefix must not be empty: check deletes its prefix after the run")
+	case cf.compact < 0:
+		return nil, fmt.Errorf("--compact-interval must not be negative, got %s", cf.compact)
 	}
 	p := e.Profile
-	switch {
-	case cf.duration < 0:
-		return nil, usageErr(fmt.Errorf("--duration must be positive, got %s", cf.duration))
-	case cf.duration > 0:
+	if cf.duration > 0 {
 		p.Duration = profiles.Duration(cf.duration)
-	}
-	if cf.warmup < 0 {
-		return nil, usageErr(fmt.Errorf("--warmup must not be negative, got %s", cf.warmup))
 	}
 	if cf.warmupSet {
 		p.Warmup = profiles.Duration(cf.warmup)
 	}
-	if cf.p99 < 0 {
-		return nil, usageErr(fmt.Errorf("--p99 must be positive, got %s", cf.p99))
-	}
-	if cf.prefix == "" {
-		return nil, usageErr(errors.New("--prefix must not be empty: check deletes its prefix after the run"))
+	if cf.compact > 0 {
+		p.CompactInterval = profiles.Duration(cf.compact)
 	}
 	return p, nil
 }
@@ -123,12 +125,7 @@ func (cf *checkFlags) resolveProfile() (*profiles.Profile, error) {
 func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	p, err := cf.resolveProfile()
 	if err != nil {
-		return err
-	}
-	if cf.compact < 0 {
-		return usageErr(fmt.Errorf("--compact-interval must not be negative, got %s", cf.compact))
-	} else if cf.compact > 0 {
-		p.CompactInterval = profiles.Duration(cf.compact)
+		return usageErr(err)
 	}
 	if err := cf.worker.apply(&cf.prefix); err != nil {
 		return usageErr(err)

@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 
+	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/measure"
+	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -20,7 +24,7 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 	if cfg.StartAt.IsZero() {
 		cfg.StartAt = a.startAt
 	}
-	return measure.Measure(ctx, &t.Target, cfg, w, run, opts, measure.Config{ScrapeEvery: scrapeEvery, DialTimeout: a.conn.DialTimeout})
+	return measure.Measure(ctx, &t.Target, cfg, w, run, opts, measure.Config{ScrapeEvery: measure.DefaultScrapeEvery, DialTimeout: a.conn.DialTimeout})
 }
 
 // writeReport writes the report and plots of run, with the diagnosis it stores,
@@ -30,4 +34,22 @@ func writeReport(dir string, run *results.Run) error {
 		return nil
 	}
 	return report.WriteReport(dir, run, run.Diagnosis)
+}
+
+// runProfile drives p against t under prefix and measures it (see measure).
+// Failing to build the workload is bad input; any other error comes back in
+// measured.err with what was measured.
+func (a *app) runProfile(ctx context.Context, cmd *cobra.Command, command string, t *target, clis []*clientv3.Client, p *profiles.Profile, prefix string, force bool) (measure.Measured, error) {
+	w, cfg, err := profiles.Build(p, clis, prefix)
+	if err != nil {
+		return measure.Measured{}, usageErr(err)
+	}
+	bench.UseDirect(w, t.Direct)
+	cfg.KV, cfg.Force = t.Client, force
+	run := a.newRun(cmd, command, t)
+	run.Flags["profile"] = p.Name
+	run.Flags["profile_version"] = itoa(p.Version)
+	run.Flags["clients"] = itoa(p.Clients)
+	run.Flags["rate"] = ftoa(p.Rate)
+	return a.measure(ctx, t, cfg, w, run, analyze.Options{Clients: p.Clients}), nil
 }
