@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/etcdperf/etcdperf/diskprobe"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
 )
@@ -46,7 +47,11 @@ const (
 
 // Limits more than one rule grades with, or that a rule's other conditions name.
 var (
-	limWAL      = Limits{Warn: 0.010, Fail: 0.020, Unit: UnitSeconds}
+	// The WAL warns at the disk probe's etcd rule and fails at its OpenShift
+	// rule; the backend warns at the probe's backend rule: one number each for
+	// `etcdperf disk` and the analyzer.
+	limWAL      = Limits{Warn: diskprobe.RuleWAL.LimitMs / 1000, Fail: diskprobe.RuleOpenShift.LimitMs / 1000, Unit: UnitSeconds}
+	limBackend  = Limits{Warn: diskprobe.RuleBackend.LimitMs / 1000, Fail: 0.050, Unit: UnitSeconds}
 	limPeerRTT  = Limits{Warn: 0.050, Fail: 0.150, Unit: UnitSeconds}
 	limCPU      = Limits{Warn: 0.7, Fail: 0.9, Unit: UnitRatio}
 	limPacerLag = Limits{Warn: 20, Fail: 100, Unit: UnitMs}
@@ -83,7 +88,7 @@ var Rules = withThresholds([]Rule{
 		Advice: "Put the WAL on a faster disk (SSD/NVMe, no noisy neighbours; --wal-dir on its own device); check with `etcdperf disk`.",
 		Eval:   histRule(metrics.WALFsync, nil, 0.99)},
 	{Class: finding.ClassDisk, Signal: "backend commit p99 (" + metrics.BackendCommit + ")", PerMember: true,
-		Limits: &Limits{Warn: 0.025, Fail: 0.050, Unit: UnitSeconds}, Source: srcBackend,
+		Limits: &limBackend, Source: srcBackend,
 		Advice: "Backend commits are slow: a faster disk, and defragment a fragmented db.",
 		Eval:   histRule(metrics.BackendCommit, nil, 0.99)},
 	{Class: finding.ClassDisk, Signal: "slow applies (" + metrics.SlowApply + " delta)", PerMember: true,
