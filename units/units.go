@@ -6,6 +6,8 @@ package units
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -53,4 +55,16 @@ func Count(v float64) string {
 // Seconds renders an estimate in seconds as a duration to the millisecond: "1m23.456s".
 func Seconds(s float64) string {
 	return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String()
+}
+
+// ParsePercent reads "10%" or "10" as 10 percent.
+func ParsePercent(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a percentage like 10%%", s)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%q: must not be negative", s)
+	}
+	return v, nil
 }

@@ -33,3 +33,16 @@ func TestSeconds(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePercent(t *testing.T) {
+	for in, want := range map[string]float64{"10%": 10, "10": 10, " 2.5 % ": 2.5, "0": 0} {
+		if got, err := ParsePercent(in); err != nil || got != want {
+			t.Errorf("%q: %v %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "x%", "-5%"} {
+		if _, err := ParsePercent(in); err == nil {
+			t.Errorf("%q: want an error", in)
+		}
+	}
+}

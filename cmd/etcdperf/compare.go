@@ -3,13 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 func newCompareCmd(a *app) *cobra.Command {
@@ -31,7 +30,7 @@ the noise), 2 could not compare (unreadable run file, different commands or ops)
   etcdperf compare baseline.json candidate.json --threshold 5% -w json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			pct, err := parsePercent(threshold)
+			pct, err := units.ParsePercent(threshold)
 			if err != nil {
 				return usageErr(fmt.Errorf("--threshold: %w", err))
 			}
@@ -66,16 +65,4 @@ the noise), 2 could not compare (unreadable run file, different commands or ops)
 	f.StringVar(&threshold, "threshold", "10%", "smallest change, in percent of A, that can count as a regression")
 	f.Float64Var(&alpha, "alpha", 0.01, "significance level of the noise test")
 	return cmd
-}
-
-// parsePercent reads "10%" or "10" as 10 percent.
-func parsePercent(s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a percentage like 10%%", s)
-	}
-	if v < 0 {
-		return 0, fmt.Errorf("%q: must not be negative", s)
-	}
-	return v, nil
 }

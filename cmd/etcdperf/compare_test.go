@@ -116,16 +116,3 @@ func TestCompareBadInput(t *testing.T) {
 		})
 	}
 }
-
-func TestParsePercent(t *testing.T) {
-	for in, want := range map[string]float64{"10%": 10, "10": 10, " 2.5 % ": 2.5, "0": 0} {
-		if got, err := parsePercent(in); err != nil || got != want {
-			t.Errorf("%q: %v %v", in, got, err)
-		}
-	}
-	for _, in := range []string{"", "x%", "-5%"} {
-		if _, err := parsePercent(in); err == nil {
-			t.Errorf("%q: want an error", in)
-		}
-	}
-}

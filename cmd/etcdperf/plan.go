@@ -21,10 +21,8 @@ type planFlags struct {
 	force  bool
 	report string
 
-	datascale bool
-	keys      uint64
-	valSize   string
-	keySize   int
+	datascaleOn bool
+	datascale   plan.DatascaleConfig
 
 	kube kubeFlags
 }
@@ -68,7 +66,8 @@ when it covers the nodes asked for), 1 when it does not.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pf.WarmupSet = cmd.Flags().Changed("warmup")
-			if pf.datascale {
+			if pf.datascaleOn {
+				pf.datascale.Prefix = pf.Prefix
 				return a.runDatascale(cmd, pf)
 			}
 			if pf.kube.Cluster != "" {
@@ -90,10 +89,10 @@ when it covers the nodes asked for), 1 when it does not.`,
 	f.StringVar(&pf.Prefix, "prefix", "/etcdperf/plan/", "key prefix plan writes under and deletes after each step")
 	f.BoolVar(&pf.force, "force", false, "run even when the prefix holds keys; they are deleted")
 	f.StringVar(&pf.report, "report", "", "folder to write report.txt, report.html and the curve plot into")
-	f.BoolVar(&pf.datascale, "datascale", false, "measure db size and memory per key instead of ramping a rate")
-	f.Uint64Var(&pf.keys, "keys", 10000, "--datascale: keys to fill")
-	f.StringVar(&pf.valSize, "val-size", "1KiB", "--datascale: value size (bytes, or with KiB/MiB)")
-	f.IntVar(&pf.keySize, "key-size", 64, "--datascale: key bytes after the prefix")
+	f.BoolVar(&pf.datascaleOn, "datascale", false, "measure db size and memory per key instead of ramping a rate")
+	f.Uint64Var(&pf.datascale.Keys, "keys", 10000, "--datascale: keys to fill")
+	f.StringVar(&pf.datascale.ValSize, "val-size", "1KiB", "--datascale: value size (bytes, or with KiB/MiB)")
+	f.IntVar(&pf.datascale.KeySize, "key-size", 64, "--datascale: key bytes after the prefix")
 	f.DurationVar(&pf.Compact, "compact-interval", 0, "compact the cluster's history every interval during each step, as kube-apiserver does (default: the profile's compact_interval; with --kubernetes, the model's compaction_interval_s)")
 	pf.kube.register(cmd)
 	return cmd

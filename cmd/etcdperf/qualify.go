@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/analyze"
-	"github.com/etcdperf/etcdperf/diskprobe"
 	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/measure"
 	"github.com/etcdperf/etcdperf/profiles"
@@ -22,11 +21,7 @@ import (
 // thousand requests at the small tier's rate, short enough to run on every new machine.
 const defaultQualifyDuration = 30 * time.Second
 
-type qualifyFlags struct {
-	tier     string
-	duration time.Duration
-	p99      time.Duration
-}
+type qualifyFlags struct{ qualify.Config }
 
 func newQualifyCmd(a *app) *cobra.Command {
 	qf := &qualifyFlags{}
@@ -50,47 +45,34 @@ Exit 0 when the host qualifies (for --tier, or for some tier), 1 when it does no
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runQualify(cmd, qf) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&qf.tier, "tier", "", "tier to qualify for: small, medium, large or xlarge (default: the highest that passes)")
-	f.DurationVar(&qf.duration, "duration", defaultQualifyDuration, "measured window of each load run")
-	f.DurationVar(&qf.p99, "p99", profiles.DefaultP99, "p99 response-time requirement of the load run")
+	f.StringVar(&qf.Tier, "tier", "", "tier to qualify for: small, medium, large or xlarge (default: the highest that passes)")
+	f.DurationVar(&qf.Duration, "duration", defaultQualifyDuration, "measured window of each load run")
+	f.DurationVar(&qf.P99, "p99", profiles.DefaultP99, "p99 response-time requirement of the load run")
 	return cmd
 }
 
 func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
-	dir := a.conn.DataDir
-	switch {
-	case len(a.conn.Endpoints) > 0:
-		return usageErr(errors.New("qualify grades this host with its own embedded etcd; drop --endpoints"))
-	case dir == "":
-		return usageErr(errors.New("--data-dir is required: a folder on the disk etcd's data would live on"))
-	case qf.tier != "" && qualify.TierByName(qf.tier) == nil:
-		return usageErr(fmt.Errorf("--tier %q: want small, medium, large or xlarge", qf.tier))
-	case qf.duration <= 0:
-		return usageErr(fmt.Errorf("--duration must be positive, got %s", qf.duration))
-	case qf.p99 <= 0:
-		return usageErr(fmt.Errorf("--p99 must be positive, got %s", qf.p99))
+	qf.DataDir = a.conn.DataDir
+	if err := qf.Validate(len(a.conn.Endpoints) > 0); err != nil {
+		return usageErr(err)
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return usageErr(fmt.Errorf("--data-dir %s: not an existing folder", dir))
-	}
-	host := hardware.Collect(hardware.Config{DataDir: dir})
-	if host.DataDirFS == "tmpfs" || host.DataDirFS == "ramfs" {
-		return usageErr(fmt.Errorf("--data-dir %s is on %s, in memory, where fdatasync is a no-op: qualify a folder on the disk etcd would use", dir, host.DataDirFS))
+	host := hardware.Collect(hardware.Config{DataDir: qf.DataDir})
+	if err := qf.CheckHost(host); err != nil {
+		return usageErr(err)
 	}
 	if err := results.CheckWritable(a.resultsDir, a.runFile); err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	disk, err := diskprobe.Run(ctx, diskprobe.Config{Dir: dir, Pattern: diskprobe.PatternFio})
-	if errors.Is(err, diskprobe.ErrTmpfs) || errors.Is(err, diskprobe.ErrNotDir) || errors.Is(err, diskprobe.ErrReadOnly) || errors.Is(err, diskprobe.ErrNoSpace) {
+	disk, err := qf.Probe(cmd.Context())
+	var cannot *qualify.CannotProbeError
+	if errors.As(err, &cannot) {
 		return usageErr(err)
 	}
 	if err != nil {
-		return fmt.Errorf("disk probe: %w", err)
+		return err
 	}
-
-	res, run, err := qualify.Run(qf.tier, host, disk, qf.p99, func(tier hardware.Tier) (*results.Run, analyze.Report, error) {
-		lr, err := a.qualifyLoad(cmd, dir, tier, qf)
+	res, run, err := qualify.Run(qf.Tier, host, disk, qf.P99, func(tier hardware.Tier) (*results.Run, analyze.Report, error) {
+		lr, err := a.qualifyLoad(cmd, qf.DataDir, tier, qf)
 		return lr.Run, lr.Report, err
 	})
 	if err != nil {
@@ -108,7 +90,7 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 // qualifyLoad runs the tier's load on an embedded etcd whose data lives in a
 // folder of its own inside dir, removed afterwards.
 func (a *app) qualifyLoad(cmd *cobra.Command, dir string, tier hardware.Tier, qf *qualifyFlags) (measure.Measured, error) {
-	p, err := qualify.Profile(tier, qf.duration)
+	p, err := qualify.Profile(tier, qf.Duration)
 	if err != nil {
 		return measure.Measured{}, err
 	}
