@@ -131,7 +131,7 @@ func (b Bench) Table(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return b.tail(w, analyze.FormatTable)
+	return b.tail(w, "table")
 }
 
 // Simple writes each op's counts, response and service times and its own
@@ -182,7 +182,7 @@ func (b Bench) Simple(w io.Writer) error {
 			fmt.Fprintf(w, "       %d keys, %.1f MiB received\n", op.KeysReceived, float64(op.BytesReceived)/(1<<20))
 		}
 	}
-	return b.tail(w, analyze.FormatSimple)
+	return b.tail(w, "simple")
 }
 
 // tail writes the footer (the client's cost, validity, the run file) and the
@@ -207,5 +207,5 @@ func (b Bench) tail(w io.Writer, format string) error {
 		return nil
 	}
 	fmt.Fprintln(w)
-	return b.rep.Write(w, format)
+	return Analysis(*b.rep).write(w, format)
 }

@@ -69,10 +69,10 @@ func NewCheck(run *results.Run, runFile string, rep analyze.Report, p Profile) C
 }
 
 // Simple writes the text with the diagnosis in its simple form.
-func (c Check) Simple(w io.Writer) error { return c.write(w, analyze.FormatSimple) }
+func (c Check) Simple(w io.Writer) error { return c.write(w, "simple") }
 
 // Table writes the text with the diagnosis as tables.
-func (c Check) Table(w io.Writer) error { return c.write(w, analyze.FormatTable) }
+func (c Check) Table(w io.Writer) error { return c.write(w, "table") }
 
 func (c Check) write(w io.Writer, format string) error {
 	p := c.Profile
@@ -117,7 +117,7 @@ func (c Check) write(w io.Writer, format string) error {
 	fmt.Fprintln(w)
 	rep := c.rep
 	rep.Verdict = c.Verdict // check's own, which the analyzer's feeds
-	if err := rep.Write(w, format); err != nil {
+	if err := Analysis(rep).write(w, format); err != nil {
 		return err
 	}
 	if !c.Valid {

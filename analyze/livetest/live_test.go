@@ -12,6 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -174,7 +175,7 @@ func findingOf(rep analyze.Report, c finding.Class) finding.Finding {
 func logReport(t *testing.T, rep analyze.Report) {
 	t.Helper()
 	var b strings.Builder
-	if err := rep.Write(&b, analyze.FormatTable); err != nil {
+	if err := report.Analysis(rep).Table(&b); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + b.String())
