@@ -276,11 +276,8 @@ func TestPrefixRefusalAndCleanup(t *testing.T) {
 
 // TestCancelMidRun stops runs halfway: partial results, clean prefix, no goroutine left.
 func TestCancelMidRun(t *testing.T) {
-	_, clis := startEtcd(t, 2)
-	// Connections open lazily, with goroutines on both sides: open them before counting.
-	for _, cli := range clis {
-		prefixCount(t, cli, DefaultPrefix)
-	}
+	c, clis := startEtcd(t, 2)
+	openConnections(t, c, clis)
 	for _, tc := range []struct {
 		name string
 		rate float64

@@ -13,11 +13,8 @@ import (
 // and checks the goroutines it started are gone (TestCancelMidRun does the same
 // for interrupted runs).
 func TestNoGoroutineLeft(t *testing.T) {
-	_, clis := startEtcd(t, 2)
-	// Connections open lazily, with goroutines on both sides: open them before counting.
-	for _, cli := range clis {
-		prefixCount(t, cli, DefaultPrefix)
-	}
+	c, clis := startEtcd(t, 2)
+	openConnections(t, c, clis)
 	for _, tc := range []struct {
 		name string
 		rate float64

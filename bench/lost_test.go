@@ -3,11 +3,17 @@ package bench
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -53,6 +59,33 @@ func TestConnectedNeedsDialTimeout(t *testing.T) {
 	if err := Run(context.Background(), cfg, fakeWorkload{}, &results.Run{}); err == nil {
 		t.Error("accepted")
 	}
+}
+
+// openConnections opens, before a goroutine count, every connection to the
+// embedded server that would otherwise open during the run, each with goroutines
+// on both sides: the clients' (they dial lazily) and the server's own gRPC
+// gateway, which dials the server from a goroutine of its own once it is up (on
+// a loaded machine that connection was seen landing mid-run, three goroutines
+// over the count). An HTTP request through the gateway returns only once its
+// connection serves.
+func openConnections(t *testing.T, c *cluster.Cluster, clis []*clientv3.Client) {
+	t.Helper()
+	for _, cli := range clis {
+		prefixCount(t, cli, DefaultPrefix)
+	}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for _, ep := range c.Endpoints() {
+		resp, err := hc.Post(ep+"/v3/kv/range", "application/json", strings.NewReader(`{"key":"AA=="}`))
+		if err != nil {
+			t.Fatalf("range through the gateway: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("range through the gateway: %s: %s", resp.Status, body)
+		}
+	}
+	hc.CloseIdleConnections()
 }
 
 // settleGoroutines waits up to 10 s for the goroutine count to fall back to
