@@ -2,21 +2,13 @@ package main
 
 import (
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/cli"
-	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
-
-// printJSON prints v as the one JSON object of -w json.
-func (a *app) printJSON(v any) error { return report.PrintJSON(a.stdout, v) }
-
-// table returns a tab writer for -w table output; call Flush when done.
-func (a *app) table() *tabwriter.Writer { return report.NewTable(a.stdout) }
 
 // newRun starts a run file for command with the header filled in.
 func (a *app) newRun(cmd *cobra.Command, command string, t *target) *results.Run {
@@ -46,9 +38,6 @@ func (a *app) runFileToStdout() {
 		a.runOut, a.stdout = a.stdout, a.stderr
 	}
 }
-
-// fmtMs renders a latency in milliseconds (report.Ms).
-func fmtMs(ms float64) string { return report.Ms(ms) }
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
