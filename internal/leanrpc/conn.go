@@ -240,7 +240,7 @@ func (c *Conn) dial(ep *endpoint) {
 	} else {
 		ep.attempts, ep.lastErr = 0, nil
 		if old := ep.cur.Swap(t); old != nil {
-			old.fail(connError(old.addr, errors.New("replaced by a new connection")))
+			old.retire() // its calls in flight finish first (a GOAWAY's drain)
 		}
 		if c.ctx.Err() != nil { // closed while dialling
 			ep.cur.Store(nil)

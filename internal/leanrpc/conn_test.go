@@ -185,7 +185,9 @@ func TestPeerProtocol(t *testing.T) {
 			addr, peers := listenPeers(t)
 			c := dial(t, addr)
 			p := <-peers
+			answered := make(chan struct{})
 			go func() {
+				defer close(answered)
 				// A PING first: the client must answer it and go on.
 				_ = p.fr.WritePing(false, [8]byte{1, 2, 3})
 				id, hdrs, _, err := p.request()
@@ -206,8 +208,9 @@ func TestPeerProtocol(t *testing.T) {
 			if tc.code == codes.OK && resp.Header.GetRevision() != 3 {
 				t.Errorf("response %+v", &resp)
 			}
-			if f, err := p.next(http2.FramePing); err != nil || !f.(*http2.PingFrame).IsAck() || f.(*http2.PingFrame).Data != [8]byte{1, 2, 3} {
-				t.Errorf("PING ack: %v, %v", f, err)
+			<-answered
+			if data, err := p.pingAck(); err != nil || data != [8]byte{1, 2, 3} {
+				t.Errorf("PING ack: %v, %v", data, err)
 			}
 		})
 	}
@@ -341,4 +344,45 @@ func startNull(t testing.TB) string {
 	}
 	t.Cleanup(s.Close)
 	return s.URL()
+}
+
+// TestGoAwayDrain: after a GOAWAY, the calls the server keeps finish on the
+// old connection, new calls go over a new one, and the old one closes once
+// idle.
+func TestGoAwayDrain(t *testing.T) {
+	addr, peers := listenPeers(t)
+	c := dial(t, addr)
+	old := <-peers
+	first := make(chan error, 1)
+	go func() {
+		first <- c.Invoke(context.Background(), "/etcdserverpb.KV/Put", &pb.PutRequest{}, &pb.PutResponse{})
+	}()
+	id, _, _, err := old.request()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.fr.WriteGoAway(id, http2.ErrCodeNo, nil); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p := <-peers
+		if id, _, _, err := p.request(); err == nil {
+			p.reply(id, nil)
+		}
+	}()
+	// The GOAWAY reaches the reader at some point; until then a call may
+	// still take the old connection, which fails it (above the last id).
+	for c.Ready() && c.eps[0].cur.Load().ok.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	if err := c.Invoke(context.Background(), "/etcdserverpb.KV/Put", &pb.PutRequest{}, &pb.PutResponse{}); err != nil {
+		t.Errorf("a call after the GOAWAY: %v, want it on a new connection", err)
+	}
+	old.reply(id, nil)
+	if err := <-first; err != nil {
+		t.Errorf("the call the server kept: %v", err)
+	}
+	if _, err := old.next(http2.FrameData); err == nil {
+		t.Error("the old connection is still open after its last call")
+	}
 }

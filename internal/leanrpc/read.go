@@ -124,7 +124,11 @@ func (t *transport) remove(id uint32) *call {
 		c.finished = true
 		t.cond.Broadcast()
 	}
+	idle := t.retired && t.active == 0
 	t.mu.Unlock()
+	if idle {
+		t.conn.Close() // the reader ends with nothing in flight
+	}
 	return c
 }
 

@@ -65,6 +65,7 @@ type transport struct {
 	maxFrame int    // the largest DATA payload the server accepts
 	maxConc  uint32 // the server's MAX_CONCURRENT_STREAMS
 	err      error  // why the connection ended, once it has
+	retired  bool   // replaced by a new connection: close once idle
 
 	// Reader state, touched by the reader goroutine only.
 	fr          *http2.Framer
@@ -379,7 +380,11 @@ func (t *transport) release() {
 	t.mu.Lock()
 	t.active--
 	t.cond.Broadcast()
+	idle := t.retired && t.active == 0
 	t.mu.Unlock()
+	if idle {
+		t.conn.Close()
+	}
 }
 
 // cancel forgets c after its context ended, and resets its stream; false when
@@ -392,9 +397,13 @@ func (t *transport) cancel(c *call) bool {
 		t.active--
 		t.cond.Broadcast()
 	}
+	idle := t.retired && t.active == 0
 	t.mu.Unlock()
 	if open {
 		t.control(func() { t.writeRST(c.id, http2.ErrCodeCancel) })
+	}
+	if idle {
+		t.conn.Close()
 	}
 	return open
 }
@@ -420,6 +429,19 @@ func (t *transport) fail(err error) {
 		c.finish()
 	}
 	t.conn.Close()
+}
+
+// retire closes a connection that a new one replaced (after a GOAWAY, or out
+// of stream ids) once its last call has finished.
+func (t *transport) retire() {
+	t.ok.Store(false)
+	t.mu.Lock()
+	t.retired = true
+	idle := t.active == 0
+	t.mu.Unlock()
+	if idle {
+		t.conn.Close()
+	}
 }
 
 // close ends the connection from this side (Conn.Close).
