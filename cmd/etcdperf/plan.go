@@ -32,32 +32,7 @@ func newPlanCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan --profile NAME --slo p99=25ms",
 		Short: "Find the highest load of a profile the cluster sustains within a latency SLO, and what runs out first",
-		Long: `plan ramps an open-loop rate of a profile: it doubles the rate from --start-rate
-until a step breaks (a p99 over the SLO, errors over --error-budget, or less than 95%
-of the offered rate achieved: the cluster or the generator cannot keep up) or
---max-rate is reached, then bisects between the last good and the first broken rate.
-It reports the knee (the highest throughput that held the SLO), the bottleneck the
-analyzer names at the step that broke, the headroom over --expected-rps, and every
-(throughput, p99) point; --report DIR writes them with a plot of the curve.
-
---datascale instead fills --keys keys of --val-size bytes (like etcdctl check
-datascale), measures the db size (Status.DbSize) and the member's memory
-(process_resident_memory_bytes) per key, and projects how many keys fit in memory
-and in the backend quota.
-
---kubernetes nodes=N[,pods=P][,churn=R][,apiservers=A] sizes etcd for a Kubernetes
-cluster instead: a model (printed, every number with its source or marked as an
-assumption; --kube-assume and --kube-model override any) turns the cluster into the
-traffic its apiservers send to etcd (node lease renewals and status updates as txns,
-pod creates, updates and deletes, events on leases, paginated LISTs, one prefix watch
-per apiserver, compaction), and the search scales the cluster: it doubles the nodes
-(pods and churn with them) from N until a step breaks the SLO (default p99=100ms;
-a whole LIST gets SIG Scalability's 30 s) or --max-nodes is reached, then bisects.
-The answer is in nodes and pods, with what runs out first: the bottleneck at the step
-that broke, or the quota when the model's db size reaches it sooner.
-
-Exit 0 when the knee covers --expected-rps (or a knee was found; with --kubernetes,
-when it covers the nodes asked for), 1 when it does not.`,
+		Long:  plan.Usage,
 		Example: `  etcdperf plan --endpoints 10.0.0.1:2379 --profile kubernetes --slo p99=25ms --expected-rps 500
   etcdperf plan --profile write-heavy --slo p99=10ms,p50=2ms --max-rate 4000 --report plan-report/
   etcdperf plan --datascale --keys 100000 --val-size 1KiB

@@ -13,12 +13,9 @@ import (
 	"github.com/etcdperf/etcdperf/results"
 )
 
-// Defaults of plan --kubernetes.
-const (
-	// defaultMaxNodes is Kubernetes' supported maximum ("Considerations for large
-	// clusters": 5,000 nodes): a knee at it reads "at least".
-	defaultMaxNodes = 5000
-)
+// defaultMaxNodes is Kubernetes' supported maximum ("Considerations for large
+// clusters": 5,000 nodes): a knee at it reads "at least".
+const defaultMaxNodes = 5000
 
 // kubeFlags are plan's --kubernetes flags.
 type kubeFlags struct{ plan.KubeConfig }
