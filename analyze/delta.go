@@ -3,8 +3,9 @@ package analyze
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
+
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // Hist is a cumulative Prometheus histogram: Cumulative[i] observations were ≤ Bounds[i].
@@ -123,9 +124,9 @@ func (h Hist) Quantile(q float64) (Quantile, bool) {
 // String renders a quantile in milliseconds with its bucket, e.g. "12.3 ms in (8 ms, 16 ms]".
 func (q Quantile) String() string {
 	if math.IsInf(q.Hi, 1) {
-		return fmt.Sprintf("> %s (beyond the last bucket)", fmtSeconds(q.Lo))
+		return fmt.Sprintf("> %s (beyond the last bucket)", units.Duration(q.Lo))
 	}
-	return fmt.Sprintf("%s in (%s, %s]", fmtSeconds(q.Value), fmtSeconds(q.Lo), fmtSeconds(q.Hi))
+	return fmt.Sprintf("%s in (%s, %s]", units.Duration(q.Value), units.Duration(q.Lo), units.Duration(q.Hi))
 }
 
 // Window is a member's scrapes over a run, oldest first: deltas are taken between
@@ -252,37 +253,6 @@ func (w *Window) HistDelta(name string, sel Labels) (Hist, bool) {
 		return Hist{}, false
 	}
 	return total, true
-}
-
-// fmtSeconds renders seconds as a short duration in the most readable unit.
-func fmtSeconds(s float64) string {
-	switch {
-	case s == 0:
-		return "0"
-	case s < 0.001:
-		return trimFloat(s*1e6) + " µs"
-	case s < 1:
-		return trimFloat(s*1e3) + " ms"
-	default:
-		return trimFloat(s) + " s"
-	}
-}
-
-// trimFloat prints at most 3 significant decimals without trailing zeros.
-func trimFloat(v float64) string {
-	var s string
-	switch {
-	case v >= 100:
-		s = fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		s = fmt.Sprintf("%.1f", v)
-	default:
-		s = fmt.Sprintf("%.2f", v)
-	}
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
 }
 
 // parseTime reads a Scrape.Time; the zero time when it does not parse.

@@ -122,20 +122,6 @@ func TestHistDelta(t *testing.T) {
 	}
 }
 
-func TestFmt(t *testing.T) {
-	for _, tc := range []struct {
-		s    float64
-		want string
-	}{{0, "0"}, {0.0005, "500 µs"}, {0.0123, "12.3 ms"}, {0.008, "8 ms"}, {2.5, "2.5 s"}} {
-		if got := fmtSeconds(tc.s); got != tc.want {
-			t.Errorf("fmtSeconds(%g) = %q, want %q", tc.s, got, tc.want)
-		}
-	}
-	if got := fmtBytes(1.5 * mib); got != "1.5 MiB" {
-		t.Errorf("fmtBytes = %q", got)
-	}
-}
-
 func TestCountAbove(t *testing.T) {
 	h := Hist{Bounds: []float64{0.001, 0.002, 0.004, math.Inf(1)}, Cumulative: []float64{10, 15, 18, 20}, Count: 20}
 	for _, tc := range []struct{ v, want float64 }{

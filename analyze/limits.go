@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/units"
+
 	"github.com/etcdperf/etcdperf/finding"
 )
 
@@ -127,21 +129,18 @@ func (l Limits) Text() string {
 func (l Limits) format(v float64) string {
 	switch l.Unit {
 	case UnitSeconds:
-		return fmtSeconds(v)
+		return units.Duration(v)
 	case UnitMs:
-		return fmtMs(v)
+		return units.Duration(v / 1000)
 	case UnitRatio:
 		return pct(v)
 	case UnitBytes:
-		return fmtBytes(v)
+		return units.Bytes(v)
 	case UnitCount:
 		return fmtCount(v)
 	}
-	return trimFloat(v)
+	return units.Trim(v)
 }
-
-// fmtMs renders milliseconds as a duration.
-func fmtMs(ms float64) string { return fmtSeconds(ms / 1000) }
 
 // fmtCount renders a whole count with thousands separators: 10,000.
 func fmtCount(v float64) string {

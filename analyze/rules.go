@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/etcdperf/etcdperf/units"
+
 	"github.com/etcdperf/etcdperf/diskprobe"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
@@ -58,8 +60,8 @@ var (
 	// QuotaLimits grade the db size over its quota (inspect grades a snapshot with them too).
 	QuotaLimits = Limits{Warn: 0.8, Fail: 0.95, Unit: UnitRatio}
 	// FragLimits grade the db's in-use share, from FragMinInUse in use (inspect too).
-	FragLimits = Limits{Warn: 0.5, Fail: math.Inf(-1), Unit: UnitFraction, Below: true, Note: "(ok whenever in use ≤ " + fmtBytes(FragMinInUse) + ")"}
-	limValue   = Limits{Warn: 64 * kib, Fail: 256 * kib, Unit: UnitBytes, Note: "(limit " + fmtBytes(maxRequestBytes) + ")"}
+	FragLimits = Limits{Warn: 0.5, Fail: math.Inf(-1), Unit: UnitFraction, Below: true, Note: "(ok whenever in use ≤ " + units.Bytes(FragMinInUse) + ")"}
+	limValue   = Limits{Warn: 64 * kib, Fail: 256 * kib, Unit: UnitBytes, Note: "(limit " + units.Bytes(maxRequestBytes) + ")"}
 	// limRangeBytes warns at the request limit: a response that large would be refused as a request.
 	limRangeBytes = Limits{Warn: maxRequestBytes, Fail: 16 * mib, Unit: UnitBytes}
 	// limAnyWarns and limAnyFails grade a count of events that should not happen.
@@ -111,13 +113,13 @@ var Rules = withThresholds([]Rule{
 		Eval:   peerFailRule},
 	{Class: finding.ClassNetwork, Signal: "client round trip / client p50 (measured RTT to the leader)", Key: true,
 		Threshold: fmt.Sprintf("warn: RTT ≥ %s, ≥ %s of the client p50 and ≥ %s× the server-side p50; fail: also ≥ %s",
-			fmtMs(rttFloorMs), pct(netShareWarn), trimFloat(netOverServer), fmtMs(clientRTTFailMs)),
+			units.Duration(rttFloorMs/1000), pct(netShareWarn), units.Trim(netOverServer), units.Duration(clientRTTFailMs/1000)),
 		Source: srcNetShare + "; etcd mixin (150 ms)",
 		Advice: "Most of what clients wait for is the round trip to the leader: run clients (or the generator) close to the cluster, check proxies and load balancers in between.",
 		Eval:   clientRTTRule},
 	{Class: finding.ClassNetwork, Signal: "replication wait / client p50 (multi-member writes)", Key: true,
 		Threshold: fmt.Sprintf("warn: ≥ %s, ≥ %s of the client p50 and ≥ %s× the leader's own time, CPUs under %s; fail: also ≥ %s",
-			fmtMs(restFloorMs), pct(netShareWarn), trimFloat(netOverServer), pct(limCPU.Warn), fmtMs(peerRTTFailMs)),
+			units.Duration(restFloorMs/1000), pct(netShareWarn), units.Trim(netOverServer), pct(limCPU.Warn), units.Duration(peerRTTFailMs/1000)),
 		Source: srcNetShare + "; OpenShift docs (peer RTT p99 < 50 ms)",
 		Advice: "Writes wait for the replication round: the members are far apart or their links slow; keep members in one region with low-latency links.",
 		Eval:   replicationRule},
@@ -162,7 +164,7 @@ var Rules = withThresholds([]Rule{
 		Eval:   pacingRule},
 	{Class: finding.ClassClient, Signal: "late starts / requests",
 		Threshold: fmt.Sprintf("ok < %s; warn ≥ %s, or ≥ %s with the generator shown busy (pacer lag p99 ≥ %s or its CPU ≥ %s); never fail alone: a slow server also delays starts",
-			pct(lateMinor), pct(lateMajority), pct(lateMinor), fmtMs(limPacerLag.Warn), pct(limCPU.Warn)),
+			pct(lateMinor), pct(lateMajority), pct(lateMinor), units.Duration(limPacerLag.Warn/1000), pct(limCPU.Warn)),
 		Source: srcLateStarts,
 		Advice: "Requests started late: add workers (--clients) or find what slows the server.",
 		Eval:   lateStartRule},
@@ -310,21 +312,21 @@ func gradeHistMin(h Hist, q float64, lim Limits, slow float64) Check {
 	overFail, overWarn := h.countAbove(fail), h.countAbove(warn)
 	switch {
 	case overFail > tail && (h.Count >= minSamples || overFail >= slow):
-		return Check{Severity: finding.Fail, Observed: obs + fmt.Sprintf("; %s certainly above %s", pct(overFail/h.Count), fmtSeconds(fail))}
+		return Check{Severity: finding.Fail, Observed: obs + fmt.Sprintf("; %s certainly above %s", pct(overFail/h.Count), units.Duration(fail))}
 	case overWarn > tail && (h.Count >= minSamples || overWarn >= slow):
 		if overFail > tail {
-			obs += fmt.Sprintf("; fewer than %d samples and %.0f certainly above %s: at most warn", minSamples, overFail, fmtSeconds(fail))
+			obs += fmt.Sprintf("; fewer than %d samples and %.0f certainly above %s: at most warn", minSamples, overFail, units.Duration(fail))
 		} else {
-			obs += fmt.Sprintf("; %s certainly above %s", pct(overWarn/h.Count), fmtSeconds(warn))
+			obs += fmt.Sprintf("; %s certainly above %s", pct(overWarn/h.Count), units.Duration(warn))
 		}
 		return Check{Severity: finding.Warn, Observed: obs}
 	case h.countAtMost(warn) >= q*h.Count:
 		return Check{Severity: finding.OK, Observed: obs}
 	case overWarn > tail:
-		return Check{Severity: finding.OK, Observed: obs + fmt.Sprintf("; fewer than %d samples and only %.0f certainly above %s: a hiccup, not a pattern", minSamples, overWarn, fmtSeconds(warn))}
+		return Check{Severity: finding.OK, Observed: obs + fmt.Sprintf("; fewer than %d samples and only %.0f certainly above %s: a hiccup, not a pattern", minSamples, overWarn, units.Duration(warn))}
 	}
 	return Check{Severity: finding.OK, Observed: obs + fmt.Sprintf("; cannot tell within the bucket whether p%s exceeds %s (%s certainly above it)",
-		trimFloat(q*100), fmtSeconds(warn), pct(overWarn/h.Count))}
+		units.Trim(q*100), units.Duration(warn), pct(overWarn/h.Count))}
 }
 
 // minSlow is how many observations over the fail threshold a small histogram
@@ -347,16 +349,3 @@ func counterRule(metric string) func(*Input, Limits) Check {
 
 // pct renders a ratio as a percentage.
 func pct(r float64) string { return fmt.Sprintf("%.0f%%", r*100) }
-
-// fmtBytes renders a byte count with a binary unit.
-func fmtBytes(b float64) string {
-	switch {
-	case b >= gib:
-		return trimFloat(b/gib) + " GiB"
-	case b >= mib:
-		return trimFloat(b/mib) + " MiB"
-	case b >= kib:
-		return trimFloat(b/kib) + " KiB"
-	}
-	return fmt.Sprintf("%.0f B", b)
-}

@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 
+	"github.com/etcdperf/etcdperf/units"
+
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
 )
@@ -42,7 +44,7 @@ func quotaRule(in *Input, lim Limits) Check {
 	}
 	db, _ := in.W.GaugeMax(metrics.DBTotal, nil)
 	quota, _ := in.W.Gauge(metrics.Quota, nil)
-	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("%s of %s = %s", fmtBytes(db), fmtBytes(quota), pct(r))}
+	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("%s of %s = %s", units.Bytes(db), units.Bytes(quota), pct(r))}
 }
 
 // FragMinInUse is the db size in use up to which fragmentation is not graded:
@@ -61,7 +63,7 @@ func fragRule(in *Input, lim Limits) Check {
 		return unknown("%s or %s absent", metrics.DBInUse, metrics.DBTotal)
 	}
 	r := inUse / total
-	obs := fmt.Sprintf("%s of %s in use = %.2f", fmtBytes(inUse), fmtBytes(total), r)
+	obs := fmt.Sprintf("%s of %s in use = %.2f", units.Bytes(inUse), units.Bytes(total), r)
 	if inUse <= FragMinInUse {
 		return Check{Severity: finding.OK, Observed: obs}
 	}
@@ -76,7 +78,7 @@ func dbSizeRule(in *Input, lim Limits) Check {
 	if !ok {
 		return unknown("%s absent", metrics.DBTotal)
 	}
-	return Check{Severity: lim.Grade(db), Observed: fmtBytes(db)}
+	return Check{Severity: lim.Grade(db), Observed: units.Bytes(db)}
 }
 
 // probeRule grades the fdatasync p99 of the disk probes in the run, when any ran.
@@ -93,7 +95,7 @@ func probeRule(in *Input, lim Limits) Check {
 		}
 		worstMs = p99
 		worst = Check{Severity: lim.Grade(p99 / 1000),
-			Observed: fmt.Sprintf("%s pattern on %s: %s", d.Pattern, d.Dir, fmtSeconds(p99/1000))}
+			Observed: fmt.Sprintf("%s pattern on %s: %s", d.Pattern, d.Dir, units.Duration(p99/1000))}
 	}
 	return worst
 }

@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 
+	"github.com/etcdperf/etcdperf/units"
+
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
 )
@@ -114,9 +116,9 @@ func clientRTTRule(in *Input, _ Limits) Check {
 	rtt, client := in.NetworkRTTMs, *b.ClientP50Ms
 	server, known := serverSideP50(b)
 	share := min(rtt/client, 1)
-	obs := fmt.Sprintf("round trip %s of %s client p50 (%s)", fmtSeconds(rtt/1000), b.Op, fmtSeconds(client/1000))
+	obs := fmt.Sprintf("round trip %s of %s client p50 (%s)", units.Duration(rtt/1000), b.Op, units.Duration(client/1000))
 	if known {
-		obs += fmt.Sprintf("; server-side %s", fmtSeconds(server/1000))
+		obs += fmt.Sprintf("; server-side %s", units.Duration(server/1000))
 	}
 	obs += " = " + pct(share) + " of the client latency"
 	switch {
@@ -158,7 +160,7 @@ func replicationRule(in *Input, _ Limits) Check {
 	wait := rest + rep
 	share := min(max(wait, 0)/client, 1)
 	obs := fmt.Sprintf("%s: client p50 %s − round trip %s − leader %s leaves %s for replication = %s of the client latency",
-		b.Op, fmtSeconds(client/1000), fmtSeconds(in.NetworkRTTMs/1000), fmtSeconds((server-rep)/1000), fmtSeconds(max(wait, 0)/1000), pct(share))
+		b.Op, units.Duration(client/1000), units.Duration(in.NetworkRTTMs/1000), units.Duration((server-rep)/1000), units.Duration(max(wait, 0)/1000), pct(share))
 	switch {
 	case wait < restFloorMs || share < netShareWarn || wait < netOverServer*(server-rep):
 		return Check{Severity: finding.OK, Observed: obs}
@@ -190,11 +192,11 @@ func latencyGapRule(in *Input, lim Limits) Check {
 	}
 	gapMs := *b.ClientP50Ms - server
 	sev := lim.Grade(gapMs / 1000)
-	obs := fmt.Sprintf("%s: client %s vs server-side %s", b.Op, fmtSeconds(*b.ClientP50Ms/1000), fmtSeconds(server/1000))
+	obs := fmt.Sprintf("%s: client %s vs server-side %s", b.Op, units.Duration(*b.ClientP50Ms/1000), units.Duration(server/1000))
 	if gapMs < 0 {
 		obs += " (no gap)"
 	} else {
-		obs += fmt.Sprintf(" → gap %s", fmtSeconds(gapMs/1000))
+		obs += fmt.Sprintf(" → gap %s", units.Duration(gapMs/1000))
 	}
 	if sev == finding.Fail {
 		if busy, what := cpuBusy(in); busy >= limCPU.Warn {

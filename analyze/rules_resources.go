@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/units"
+
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
 )
@@ -37,10 +39,10 @@ func memoryShare(in *Input, lim Limits, gauge, label, prefix string) (Check, boo
 		return unknown("%s absent", gauge), false
 	}
 	if in.MemoryBytes <= 0 {
-		return unknown("%s%s; the member's memory is unknown (give --memory)", label, fmtBytes(v)), false
+		return unknown("%s%s; the member's memory is unknown (give --memory)", label, units.Bytes(v)), false
 	}
 	r := v / float64(in.MemoryBytes)
-	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("%s%s of %s (%s) = %s", prefix, fmtBytes(v), fmtBytes(float64(in.MemoryBytes)), in.MemorySource, pct(r))}, true
+	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("%s%s of %s (%s) = %s", prefix, units.Bytes(v), units.Bytes(float64(in.MemoryBytes)), in.MemorySource, pct(r))}, true
 }
 
 // minCPUWindow is the shortest window whose CPU rate is graded: process CPU time
@@ -79,7 +81,7 @@ func serverCPURule(in *Input, lim Limits) Check {
 	}
 	u, _ := serverCPU(in)
 	d, _ := in.W.CounterDelta(metrics.CPUSeconds, nil)
-	obs := fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores (%s) = %s", d, in.seconds(), trimFloat(in.Cores), in.CoresSource, pct(u))
+	obs := fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores (%s) = %s", d, in.seconds(), units.Trim(in.Cores), in.CoresSource, pct(u))
 	if in.embedded() {
 		obs += "; embedded: server and generator share the process"
 	}
@@ -116,7 +118,7 @@ func clientCPURule(in *Input, lim Limits) Check {
 		return unknown("the run does not record the generator's CPU time or cores")
 	}
 	return Check{Severity: lim.Grade(u),
-		Observed: fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores = %s", in.Run.Client.CPUSeconds, in.Run.DurationS, trimFloat(cores), pct(u))}
+		Observed: fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores = %s", in.Run.Client.CPUSeconds, in.Run.DurationS, units.Trim(cores), pct(u))}
 }
 
 // openLoop reports whether any op had a target rate (a pacer ran).
@@ -132,7 +134,7 @@ func pacingRule(in *Input, lim Limits) Check {
 		// its lag): nothing was measured, which is not a lag of zero.
 		return unknown("the pacer's lag was not measured")
 	}
-	return Check{Severity: lim.Grade(lag), Observed: fmt.Sprintf("%s ms", trimFloat(lag))}
+	return Check{Severity: lim.Grade(lag), Observed: units.Duration(lag / 1000)}
 }
 
 // Late starts warn from lateMinor of the requests where the generator is shown

@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 
+	"github.com/etcdperf/etcdperf/units"
+
 	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/metrics"
 )
@@ -57,5 +59,5 @@ func sharedHostCPURule(in *Input, lim Limits) Check {
 	client := r.Client.CPUSeconds / r.DurationS
 	u := (server + client) / cores
 	return Check{Severity: lim.Grade(u),
-		Observed: fmt.Sprintf("members %.2f + generator %.2f cores of %s = %s", server, client, trimFloat(cores), pct(u))}
+		Observed: fmt.Sprintf("members %.2f + generator %.2f cores of %s = %s", server, client, units.Trim(cores), pct(u))}
 }

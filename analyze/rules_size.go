@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 
+	"github.com/etcdperf/etcdperf/units"
+
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
 )
@@ -32,7 +34,7 @@ func runValueSizeRule(in *Input, lim Limits) Check {
 		return unknown("the run does not record bytes sent")
 	}
 	per := float64(bytes) / float64(reqs)
-	return Check{Severity: lim.Grade(per), Observed: fmt.Sprintf("%s per request over %d requests", fmtBytes(per), reqs)}
+	return Check{Severity: lim.Grade(per), Observed: fmt.Sprintf("%s per request over %d requests", units.Bytes(per), reqs)}
 }
 
 // minRatioOps is the fewest operations a per-operation ratio is graded over: a
@@ -74,7 +76,7 @@ func metricValueSizeRule(in *Input, lim Limits) Check {
 		return *done
 	}
 	per := recv / puts
-	obs := fmt.Sprintf("%s per put over %.0f puts", fmtBytes(per), puts)
+	obs := fmt.Sprintf("%s per put over %.0f puts", units.Bytes(per), puts)
 	sev := lim.Grade(per)
 	msgs, ok := in.W.CounterDelta(metrics.GRPCMsgReceived, nil)
 	writes := 0.0
@@ -155,7 +157,7 @@ func runBytesPerRangeRule(in *Input, lim Limits) Check {
 		return Check{}
 	}
 	per := float64(bytes) / float64(reqs)
-	return Check{Severity: lim.Grade(per), Observed: fmt.Sprintf("%s per range", fmtBytes(per))}
+	return Check{Severity: lim.Grade(per), Observed: fmt.Sprintf("%s per range", units.Bytes(per))}
 }
 
 // putResponseBytes bounds what one put's response adds to the gRPC sent-bytes
@@ -173,7 +175,7 @@ func metricBytesPerRangeRule(in *Input, lim Limits) Check {
 	puts, _ := in.W.CounterDelta(metrics.PutTotal, nil)
 	per := max(sent-puts*putResponseBytes, 0) / ranges
 	return Check{Severity: lim.Grade(per),
-		Observed: fmt.Sprintf("%s per range over %.0f ranges (put responses, ≤ %d B each, taken off)", fmtBytes(per), ranges, putResponseBytes)}
+		Observed: fmt.Sprintf("%s per range over %.0f ranges (put responses, ≤ %d B each, taken off)", units.Bytes(per), ranges, putResponseBytes)}
 }
 
 // rangeDurationRule grades the p99 of range handling on a member; it does not apply

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/etcdperf/etcdperf/hardware"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // checkDir refuses a folder the probe cannot or should not write in, with one clear error.
@@ -51,7 +52,7 @@ func judgeFS(dir string, magic, flags, free, need int64, allowTmpfs bool) error 
 		return fmt.Errorf("%w: %s is on a read-only filesystem", ErrReadOnly, dir)
 	}
 	if free < need {
-		return fmt.Errorf("%w: the probe needs %s in %s, only %s is free", ErrNoSpace, human(need), dir, human(free))
+		return fmt.Errorf("%w: the probe needs %s in %s, only %s is free", ErrNoSpace, units.Bytes(need), dir, units.Bytes(free))
 	}
 	return nil
 }
@@ -76,15 +77,4 @@ func needBytes(cfg Config) int64 {
 func walNeed(cfg Config) int64 {
 	segments := (cfg.Size + cfg.SegmentBytes - 1) / cfg.SegmentBytes
 	return (segments + 1) * cfg.SegmentBytes
-}
-
-// human renders bytes in binary units for messages.
-func human(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -23,7 +23,7 @@ func TestDatascaleProject(t *testing.T) {
 	if want := float64(8<<30-after.DB) / 1500; d.KeysIn8GiB == nil || *d.KeysIn8GiB != want {
 		t.Errorf("keys in 8 GiB %v, want %v", d.KeysIn8GiB, want)
 	}
-	if s := d.Summary(); !strings.Contains(s, "1500 db bytes per key") || !strings.Contains(s, "4096 RSS bytes per key") || !strings.Contains(s, "in the 2.0 GiB quota") {
+	if s := d.Summary(); !strings.Contains(s, "1500 db bytes per key") || !strings.Contains(s, "4096 RSS bytes per key") || !strings.Contains(s, "in the 2 GiB quota") {
 		t.Errorf("summary %q", s)
 	}
 	if len(d.Notes) != 0 {

@@ -149,8 +149,8 @@ func NewKubeResult(c KubeCluster, as Assumptions, slo []Target, steps []*KubeSiz
 	}
 	switch {
 	case quotaFirst:
-		parts = append(parts, fmt.Sprintf("what runs out first is the quota: the model's db (live objects and events plus two compaction intervals of history, %.0f MiB at %d nodes) reaches %.0f MiB at %d nodes, before the latency knee (%s)",
-			requested.DBBytes/(1<<20), c.Nodes, as.Get(QuotaBytes)/(1<<20), k.NodesAtQuota, kneeText(k, bad)))
+		parts = append(parts, fmt.Sprintf("what runs out first is the quota: the model's db (live objects and events plus two compaction intervals of history, %s at %d nodes) reaches %s at %d nodes, before the latency knee (%s)",
+			units.Bytes(requested.DBBytes), c.Nodes, units.Bytes(as.Get(QuotaBytes)), k.NodesAtQuota, kneeText(k, bad)))
 	case bad != nil:
 		parts = append(parts, "what runs out first: "+latency)
 	case good != nil:

@@ -10,6 +10,7 @@ import (
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // Bench is the output of bench (and merge): a run's summary, where its run file
@@ -179,7 +180,7 @@ func (b Bench) Simple(w io.Writer) error {
 			fmt.Fprintf(w, "       %d conflicts retried\n", op.Conflicts)
 		}
 		if op.KeysReceived > 0 {
-			fmt.Fprintf(w, "       %d keys, %.1f MiB received\n", op.KeysReceived, float64(op.BytesReceived)/(1<<20))
+			fmt.Fprintf(w, "       %d keys, %s received\n", op.KeysReceived, units.Bytes(op.BytesReceived))
 		}
 	}
 	return b.tail(w, "simple")
@@ -190,7 +191,7 @@ func (b Bench) Simple(w io.Writer) error {
 func (b Bench) tail(w io.Writer, format string) error {
 	run := b.run
 	c := run.Client
-	fmt.Fprintf(w, "client: %.2f CPU-seconds on %d cores, max RSS %.0f MiB", c.CPUSeconds, c.Cores, float64(c.MaxRSSBytes)/(1<<20))
+	fmt.Fprintf(w, "client: %.2f CPU-seconds on %d cores, max RSS %s", c.CPUSeconds, c.Cores, units.Bytes(c.MaxRSSBytes))
 	if c.PacingLagP99Ms > 0 {
 		fmt.Fprintf(w, ", pacing lag p99 %s", Ms(c.PacingLagP99Ms))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // Disk is `disk`'s output: the probe's result without its encoded histograms
@@ -83,7 +84,7 @@ func diskRows(tw *tabwriter.Writer, r results.DiskResult) {
 }
 
 func diskSimple(w io.Writer, r results.DiskResult) {
-	fmt.Fprintf(w, "%s pattern, %d-byte blocks, %.1f MiB in %.2fs in %s", r.Pattern, r.BlockSize, float64(r.Bytes)/(1<<20), r.DurationS, r.Dir)
+	fmt.Fprintf(w, "%s pattern, %d-byte blocks, %s in %.2fs in %s", r.Pattern, r.BlockSize, units.Bytes(r.Bytes), r.DurationS, r.Dir)
 	if r.Filesystem != "" {
 		fmt.Fprintf(w, " (%s", r.Filesystem)
 		if d := r.Device; d != nil {

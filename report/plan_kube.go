@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/etcdperf/etcdperf/plan"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // KubePlan is `plan --kubernetes`'s output: the result and the run file.
@@ -32,8 +33,8 @@ func (k KubePlan) Simple(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "traffic at %d nodes: %.1f updates/s, %.2g creates/s, %.2g deletes/s, %.3g events/s on %.2g lease grants/s, %.2g LISTs/s of %d pods (%d pages), %.0f watch events/s; %d objects of %.0f B, db ≈ %.0f MiB (quota at %d nodes)\n",
-		r.Nodes, r.UpdatesPerS, r.CreatesPerS, r.DeletesPerS, r.EventsPerS, r.LeaseGrantsPerS, r.ListsPerS, r.ListObjects, r.ListPages, r.WatchEventsPerS, r.Objects, r.ObjectBytes, r.DBBytes/(1<<20), r.NodesAtQuota)
+	fmt.Fprintf(w, "traffic at %d nodes: %.1f updates/s, %.2g creates/s, %.2g deletes/s, %.3g events/s on %.2g lease grants/s, %.2g LISTs/s of %d pods (%d pages), %.0f watch events/s; %d objects of %.0f B, db ≈ %s (quota at %d nodes)\n",
+		r.Nodes, r.UpdatesPerS, r.CreatesPerS, r.DeletesPerS, r.EventsPerS, r.LeaseGrantsPerS, r.ListsPerS, r.ListObjects, r.ListPages, r.WatchEventsPerS, r.Objects, r.ObjectBytes, units.Bytes(r.DBBytes), r.NodesAtQuota)
 	tw = NewTable(w)
 	fmt.Fprintln(tw, "  STEP\tNODES\tPODS\tOFFERED\tTHROUGHPUT\tP99\tLIST P99 (LISTS)\tRESULT")
 	for i, s := range k.Steps {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // The renderers share one document model, built once from a Report: sections of
@@ -260,7 +261,7 @@ func (r *Report) diskSection() section {
 func (r *Report) contextSection() section {
 	s := section{Title: "Context"}
 	c := r.Client
-	line := fmt.Sprintf("Load generator: %.1f CPU-seconds, max RSS %.0f MiB", c.CPUSeconds, float64(c.MaxRSSBytes)/(1<<20))
+	line := fmt.Sprintf("Load generator: %.1f CPU-seconds, max RSS %s", c.CPUSeconds, units.Bytes(c.MaxRSSBytes))
 	if c.Cores > 0 {
 		line += fmt.Sprintf(", %d cores", c.Cores)
 	}
@@ -273,7 +274,7 @@ func (r *Report) contextSection() section {
 		if h.CPUModel != "" {
 			line += " (" + h.CPUModel + ")"
 		}
-		line += fmt.Sprintf(", %.1f GiB memory available", float64(h.MemoryBytes)/(1<<30))
+		line += fmt.Sprintf(", %s memory available", units.Bytes(h.MemoryBytes))
 		if h.DataDir != "" {
 			line += fmt.Sprintf(", data dir %s on %s", h.DataDir, h.DataDirFS)
 		}

@@ -11,9 +11,75 @@ func TestMs(t *testing.T) {
 }
 
 func TestBytes(t *testing.T) {
-	for in, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 8 << 30: "8.0 GiB", -2048: "-2.0 KiB"} {
-		if got := Bytes(in); got != want {
-			t.Errorf("Bytes(%d) = %q, want %q", in, got, want)
+	for _, tc := range []struct {
+		in   int64
+		want string
+	}{
+		{0, "0 B"},
+		{1023, "1023 B"},
+		{1024, "1 KiB"},
+		{1536, "1.5 KiB"},
+		{64 << 10, "64 KiB"},
+		{1<<20 - 1, "1 MiB"}, // 1023.999 KiB rounds into the next unit
+		{1<<20 + 1<<19, "1.5 MiB"},
+		{1288490189, "1.2 GiB"},
+		{8 << 30, "8 GiB"},
+		{123 << 20, "123 MiB"},
+		{10*1<<20 + 1<<18, "10.2 MiB"},
+		{1 << 60, "1 EiB"},
+		{-2048, "-2 KiB"},
+		{-100 << 20, "-100 MiB"},
+	} {
+		if got := Bytes(tc.in); got != tc.want {
+			t.Errorf("Bytes(%d) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		in   float64
+		want string
+	}{
+		{312.6, "313 B"},
+		{1023.4, "1023 B"},
+		{1023.6, "1 KiB"},
+		{1.5 * (1 << 20), "1.5 MiB"},
+		{1.234 * (1 << 20), "1.23 MiB"},
+	} {
+		if got := Bytes(tc.in); got != tc.want {
+			t.Errorf("Bytes(%g) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for _, tc := range []struct {
+		s    float64
+		want string
+	}{
+		{0, "0"},
+		{0.0005, "500 µs"},
+		{0.00018, "180 µs"},
+		{0.0009996, "1 ms"}, // not "1000 µs"
+		{0.008, "8 ms"},
+		{0.0123, "12.3 ms"},
+		{0.25, "250 ms"},
+		{0.9996, "1 s"},
+		{2.5, "2.5 s"},
+		{125, "125 s"},
+		{-0.002, "-2 ms"},
+	} {
+		if got := Duration(tc.s); got != tc.want {
+			t.Errorf("Duration(%g) = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
+
+func TestTrim(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{{0, "0"}, {0.18, "0.18"}, {1.5, "1.5"}, {1.999, "2"}, {12.46, "12.5"}, {99.96, "100"}, {256, "256"}, {-12.46, "-12.5"}, {-250, "-250"}} {
+		if got := Trim(tc.v); got != tc.want {
+			t.Errorf("Trim(%g) = %q, want %q", tc.v, got, tc.want)
 		}
 	}
 }
