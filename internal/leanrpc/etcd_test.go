@@ -3,7 +3,10 @@ package leanrpc
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/testcerts"
 )
 
 // TestEtcd makes the calls of the put and range loops against a real etcd:
@@ -103,5 +107,48 @@ func TestEtcd(t *testing.T) {
 	}
 	if _, err := put("/etcdperf/after", []byte("ok")); err != nil {
 		t.Errorf("put after the errors: %v", err)
+	}
+}
+
+// TestEtcdTLS: a put and a range over TLS (ALPN h2, a client certificate) to
+// an etcd serving https.
+func TestEtcdTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an etcd")
+	}
+	files, err := testcerts.Write(t.TempDir(), time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := cluster.Start(ctx, cluster.Config{TLS: &cluster.TLS{CertFile: files.ServerCert, KeyFile: files.ServerKey, TrustedCAFile: files.CA}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	pem, err := os.ReadFile(files.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	o := opts()
+	cert, err := tls.LoadX509KeyPair(files.ClientCert, files.ClientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.TLS = &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	c, err := Dial(ctx, []string{strings.TrimPrefix(cl.Endpoints()[0], "https://")}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Invoke(ctx, "/etcdserverpb.KV/Put", &pb.PutRequest{Key: []byte("/etcdperf/tls"), Value: []byte("v")}, &pb.PutResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	var rr pb.RangeResponse
+	if err := c.Invoke(ctx, "/etcdserverpb.KV/Range", &pb.RangeRequest{Key: []byte("/etcdperf/tls")}, &rr); err != nil || len(rr.Kvs) != 1 || string(rr.Kvs[0].Value) != "v" {
+		t.Errorf("range over TLS: %v, %+v", err, &rr)
 	}
 }
