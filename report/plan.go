@@ -84,6 +84,12 @@ func stepResult(s *plan.RateStep) string {
 // or fail (with their advice when advice is set).
 func writeVerdict(w io.Writer, v finding.Verdict, fs []finding.Finding, advice bool) {
 	fmt.Fprintf(w, "%s  bottleneck: %s\n%s\n", strings.ToUpper(v.Status), v.Bottleneck, v.Summary)
+	writeFindings(w, fs, advice)
+}
+
+// writeFindings writes the findings that warn or fail, one line each (with
+// their advice when advice is set).
+func writeFindings(w io.Writer, fs []finding.Finding, advice bool) {
 	for _, f := range fs {
 		if f.Severity == finding.Fail || f.Severity == finding.Warn {
 			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Class, f.Summary)

@@ -54,11 +54,7 @@ func (q Qualify) Simple(w io.Writer) error {
 		tier = "none (" + hardware.BelowSmall + " or the load failed)"
 	}
 	fmt.Fprintf(w, "\nqualifies for: %s\n%s  %s\n", tier, strings.ToUpper(q.Verdict.Status), q.Verdict.Summary)
-	for _, f := range q.Findings {
-		if f.Severity == finding.Fail || f.Severity == finding.Warn {
-			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Class, f.Summary)
-		}
-	}
+	writeFindings(w, q.Findings, false)
 	fmt.Fprintf(w, "run file: %s\n", q.RunFile)
 	return nil
 }

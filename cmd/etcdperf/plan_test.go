@@ -48,6 +48,10 @@ func TestPlanFindsKnee(t *testing.T) {
 	if len(run.Steps) != len(out.Steps) || run.Steps[0].Ops[0].TargetRPS != 50 || run.Diagnosis == nil || run.Diagnosis.Curve == nil || run.Diagnosis.Verdict.Summary != out.Verdict.Summary {
 		t.Errorf("run file: %d steps (want %d), diagnosis %+v", len(run.Steps), len(out.Steps), run.Diagnosis)
 	}
+	// report RUNFILE, later, carries the plan's verdict and its knee.
+	if rep := runBin(t, nil, "report", out.RunFile); !strings.Contains(rep.stdout, out.Verdict.Summary) || !strings.Contains(rep.stdout, "knee") {
+		t.Errorf("report of the plan's run file lacks its verdict %q or knee:\n%s", out.Verdict.Summary, rep.stdout)
+	}
 	for _, f := range []string{"report.txt", "report.html", "plots/curve.png"} {
 		if _, err := os.Stat(filepath.Join(dir, "report", f)); err != nil {
 			t.Errorf("report: %v", err)
