@@ -12,11 +12,17 @@ import (
 // hostPressureRule grades the host's CPU pressure over the run (Linux PSI): the
 // share of the time in which some runnable task waited for a CPU. Utilisation of
 // the members and the generator cannot see other work crowding them out; this
-// can. It applies to members on the measuring host only.
+// can. It applies to members on the measuring host only, and needs a window of
+// minCPUWindow as the CPU rules do: over a few milliseconds the share is one
+// scheduler instant (a 0.02 s run on a busy host read 100%), not the run's
+// condition.
 func hostPressureRule(in *Input, lim Limits) Check {
 	r := in.Run
 	if r == nil || r.HostCPUPressure == nil || !(r.Target.Embedded || hardware.AllLoopback(r.Target.Endpoints)) {
 		return Check{}
+	}
+	if r.DurationS < minCPUWindow {
+		return unknown("the run (%.2f s) is shorter than the %g s a pressure share needs", r.DurationS, minCPUWindow)
 	}
 	p := *r.HostCPUPressure
 	return Check{Severity: lim.Grade(p), Observed: fmt.Sprintf("some task waited for a CPU %s of the run", pct(p))}

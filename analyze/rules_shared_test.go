@@ -45,3 +45,29 @@ func TestSharedHostCPURule(t *testing.T) {
 		})
 	}
 }
+
+func TestHostPressureRule(t *testing.T) {
+	run := func(durS, share float64) *results.Run {
+		return &results.Run{Version: results.Version, DurationS: durS, HostCPUPressure: &share,
+			Target: results.Target{Endpoints: []string{"http://127.0.0.1:2379"}}}
+	}
+	lim := Limits{Warn: 0.5, Fail: 0.8, Unit: UnitRatio}
+	for _, tc := range []struct {
+		name string
+		run  *results.Run
+		want finding.Severity
+	}{
+		{"quiet host", run(10, 0.1), finding.OK},
+		{"contended half the run", run(10, 0.6), finding.Warn},
+		{"contended throughout", run(10, 0.9), finding.Fail},
+		// One scheduler instant is not the run's condition.
+		{"a 0.02 s run", run(0.02, 1), finding.Unknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := hostPressureRule(withRun(&Input{}, tc.run), lim)
+			if c.Severity != tc.want {
+				t.Errorf("severity %q, want %q (%s)", c.Severity, tc.want, c.Observed)
+			}
+		})
+	}
+}
