@@ -245,20 +245,20 @@ func timingFinding(r *Report) finding.Finding {
 		f.Evidence = []finding.Evidence{{Signal: metrics.PeerRTT + " p99", Observed: "absent", Threshold: "election timeout ≥ 10× RTT", Source: srcTuning, Severity: finding.Unknown}}
 	} else {
 		rtt := *t.PeerRTTP99Ms
-		ev := finding.Evidence{Signal: "election timeout / peer RTT p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.ElectionMs, rtt), Threshold: "≥ 10× RTT", Source: srcTuning, Severity: finding.OK}
+		ev := finding.Evidence{Signal: "election timeout / peer RTT p99", Observed: units.Duration(t.ElectionMs/1000) + " / " + units.Duration(rtt/1000), Threshold: "≥ 10× RTT", Source: srcTuning, Severity: finding.OK}
 		if t.ElectionMs < 10*rtt {
 			ev.Severity = finding.Fail
 		}
-		hb := finding.Evidence{Signal: "heartbeat / peer RTT p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.HeartbeatMs, rtt), Threshold: "≥ 0.5× RTT", Source: srcTuning, Severity: finding.OK}
+		hb := finding.Evidence{Signal: "heartbeat / peer RTT p99", Observed: units.Duration(t.HeartbeatMs/1000) + " / " + units.Duration(rtt/1000), Threshold: "≥ 0.5× RTT", Source: srcTuning, Severity: finding.OK}
 		if t.HeartbeatMs < 0.5*rtt {
 			hb.Severity = finding.Warn
 		}
 		f.Evidence = []finding.Evidence{ev, hb}
 		f.Severity = finding.Worst(ev.Severity, hb.Severity)
-		f.Summary = fmt.Sprintf("heartbeat %.0f ms and election timeout %.0f ms against a peer RTT p99 of %.2f ms", t.HeartbeatMs, t.ElectionMs, rtt)
+		f.Summary = fmt.Sprintf("heartbeat %s and election timeout %s against a peer RTT p99 of %s", units.Duration(t.HeartbeatMs/1000), units.Duration(t.ElectionMs/1000), units.Duration(rtt/1000))
 	}
 	if t.WALFsyncP99Ms != nil {
-		ev := finding.Evidence{Signal: "election timeout / WAL fsync p99", Observed: fmt.Sprintf("%.0f ms / %.2f ms", t.ElectionMs, *t.WALFsyncP99Ms), Threshold: "≥ 10× WAL fsync p99", Source: srcTuning, Severity: finding.OK}
+		ev := finding.Evidence{Signal: "election timeout / WAL fsync p99", Observed: units.Duration(t.ElectionMs/1000) + " / " + units.Duration(*t.WALFsyncP99Ms/1000), Threshold: "≥ 10× WAL fsync p99", Source: srcTuning, Severity: finding.OK}
 		if t.ElectionMs < 10**t.WALFsyncP99Ms {
 			ev.Severity = finding.Warn
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/etcdperf/etcdperf/drill"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // ReplaceDrill is the outcome of drill replace-member as Output: its JSON is the
@@ -47,7 +48,13 @@ func fmtOpt[T int64 | float64](v *T, format string) string {
 	return fmt.Sprintf(format, *v)
 }
 
-func fmtSecs(v *float64) string { return fmtOpt(v, "%.2f s") }
+// fmtSecs renders seconds that may be unknown ("?") as units.Duration does.
+func fmtSecs(v *float64) string {
+	if v == nil {
+		return "?"
+	}
+	return units.Duration(*v)
+}
 
 // writePhases is the per-phase table both drills print.
 func writePhases(w io.Writer, ps []drill.Phase) error {
@@ -60,10 +67,10 @@ func writePhases(w io.Writer, ps []drill.Phase) error {
 		}
 		note := p.Note
 		if p.UnavailableS != nil {
-			note = strings.TrimSpace(fmt.Sprintf("member down %.2f s %s", *p.UnavailableS, note))
+			note = strings.TrimSpace("member down " + units.Duration(*p.UnavailableS) + " " + note)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f s\t%d\t%d\t%.2f ms\t%.2f ms\t%.2f ms\t%s\t%s\t%s\t%s\n", p.Name, p.Member, p.DurationS,
-			p.Client.Requests, p.Client.Errors, p.Client.P50Ms, p.Client.P99Ms, p.Client.MaxMs,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Member, units.Duration(p.DurationS),
+			p.Client.Requests, p.Client.Errors, Ms(p.Client.P50Ms), Ms(p.Client.P99Ms), Ms(p.Client.MaxMs),
 			fmtOpt(p.LeaderChanges, "%d"), fmtOpt(p.HeartbeatSendFailures, "%d"), tx, note)
 	}
 	return tw.Flush()
@@ -100,8 +107,8 @@ func (r *ReplaceDrill) Simple(w io.Writer) error {
 	} else if sn.Note != "" {
 		fmt.Fprintf(w, "snapshot: %s\n", sn.Note)
 	}
-	fmt.Fprintf(w, "catch-up: %s measured (new member started → in sync with the leader); inspect predicts %.2f s for the %.1f MB db (%s)",
-		fmtSecs(r.CatchUpS), r.PredictedS, float64(r.DBSizeBytes)/1e6, r.Prediction.Basis)
+	fmt.Fprintf(w, "catch-up: %s measured (new member started → in sync with the leader); inspect predicts %s for the %.1f MB db (%s)",
+		fmtSecs(r.CatchUpS), units.Duration(r.PredictedS), float64(r.DBSizeBytes)/1e6, r.Prediction.Basis)
 	if x := r.MeasuredOverPredicted; x != nil {
 		fmt.Fprintf(w, ": measured is %.2f× the prediction", *x)
 	}
@@ -112,10 +119,10 @@ func (r *ReplaceDrill) Simple(w io.Writer) error {
 	if r.Added != nil {
 		fmt.Fprintf(w, "serving clients: %s after the start (a new member serves clients once it has published itself through raft)\n", fmtSecs(r.ReadyS))
 	}
-	fmt.Fprintf(w, "client p99: before %.2f ms, during %.2f ms, after %.2f ms; %d error(s); %d leader change(s), %d heartbeat send failure(s)\n",
-		r.Client.P99BeforeMs, r.Client.P99DuringMs, r.Client.P99AfterMs, r.Client.Errors, r.LeaderChanges, r.HeartbeatSendFailures)
+	fmt.Fprintf(w, "client p99: before %s, during %s, after %s; %d error(s); %d leader change(s), %d heartbeat send failure(s)\n",
+		Ms(r.Client.P99BeforeMs), Ms(r.Client.P99DuringMs), Ms(r.Client.P99AfterMs), r.Client.Errors, r.LeaderChanges, r.HeartbeatSendFailures)
 	if r.Exposure.Why != "" {
-		fmt.Fprintf(w, "exposure: %.2f s %s\n", r.Exposure.Seconds, r.Exposure.Why)
+		fmt.Fprintf(w, "exposure: %s %s\n", units.Duration(r.Exposure.Seconds), r.Exposure.Why)
 	}
 	writeVerify(w, r.Verify)
 	if r.Restored != "" {
@@ -143,11 +150,11 @@ func (r *RestartDrill) Simple(w io.Writer) error {
 		if x.WasLeader {
 			role = "leader"
 		}
-		fmt.Fprintf(w, "restart %s (%s): unavailable %s, %s leader change(s), client p99 %.2f ms, %d error(s)\n",
-			x.Member, role, fmtSecs(x.UnavailableS), fmtOpt(x.LeaderChanges, "%d"), x.P99Ms, x.Errors)
+		fmt.Fprintf(w, "restart %s (%s): unavailable %s, %s leader change(s), client p99 %s, %d error(s)\n",
+			x.Member, role, fmtSecs(x.UnavailableS), fmtOpt(x.LeaderChanges, "%d"), Ms(x.P99Ms), x.Errors)
 	}
-	fmt.Fprintf(w, "client p99: before %.2f ms, during %.2f ms, after %.2f ms; %d error(s); %d leader change(s), %d heartbeat send failure(s)\n",
-		r.Client.P99BeforeMs, r.Client.P99DuringMs, r.Client.P99AfterMs, r.Client.Errors, r.LeaderChanges, r.HeartbeatSendFailures)
+	fmt.Fprintf(w, "client p99: before %s, during %s, after %s; %d error(s); %d leader change(s), %d heartbeat send failure(s)\n",
+		Ms(r.Client.P99BeforeMs), Ms(r.Client.P99DuringMs), Ms(r.Client.P99AfterMs), r.Client.Errors, r.LeaderChanges, r.HeartbeatSendFailures)
 	writeVerify(w, r.Verify)
 	if r.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", r.Error)

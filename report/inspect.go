@@ -81,7 +81,7 @@ func inspectText(w io.Writer, r *inspect.Report) error {
 		b.WriteString("\n")
 	}
 	t := r.Tuning
-	fmt.Fprintf(b, "tuning: heartbeat %.0f ms, election %.0f ms, snapshot count %d; peer RTT p99 %s, WAL fsync p99 %s\n", t.HeartbeatMs, t.ElectionMs, t.SnapshotCount,
+	fmt.Fprintf(b, "tuning: heartbeat %s, election %s, snapshot count %d; peer RTT p99 %s, WAL fsync p99 %s\n", units.Duration(t.HeartbeatMs/1000), units.Duration(t.ElectionMs/1000), t.SnapshotCount,
 		optMs2(t.PeerRTTP99Ms), optMs2(t.WALFsyncP99Ms))
 
 	b.WriteString("\nfindings:\n")
@@ -158,10 +158,10 @@ func writeKeys(b *strings.Builder, keys []inspect.KeyInfo) {
 	tw.Flush()
 }
 
-// optMs2 renders a latency that may be unknown to two decimals, as inspect always has.
+// optMs2 renders a latency that may be unknown as units.Duration does, like inspect's evidence.
 func optMs2(v *float64) string {
 	if v == nil {
 		return "unknown"
 	}
-	return fmt.Sprintf("%.2f ms", *v)
+	return units.Duration(*v / 1000)
 }
