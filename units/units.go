@@ -1,6 +1,8 @@
 // Package units parses and formats the quantities etcdperf's flags take and its
-// outputs print: sizes in bytes and latencies in milliseconds. One syntax
-// everywhere, so `--size 1MB` means the same in every command.
+// outputs print. One syntax everywhere, so `--size 1MB` means the same in every
+// command, and one way to print each: Bytes for sizes, Duration for durations
+// in findings and prose, Ms for latency columns and verdict lines (fixed
+// precision per range, so a column lines up), Count for counts.
 package units
 
 import (
