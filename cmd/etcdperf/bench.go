@@ -77,18 +77,7 @@ func newBenchCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Drive put, range, watch, txn, lease, list or mixed load against etcd and measure it",
-		Long: `bench drives load against etcd and writes a run file with its latency histograms.
-
-With --rate the load is an open loop: request i is due at start + i/rate, and its
-latency (response time) counts from then, so a stalled server shows as the wait every
-request behind the stall saw. Service time counts from the actual send. Requests that
-start more than max(2 ms, 10% of the interval) late are counted as late starts, and a
-run that achieves less than 95% of the rate is invalid (exit 3). Without --rate,
---clients clients send as fast as they can (closed loop).
-
-Keys live under --prefix. bench refuses to start when the prefix holds keys (unless
---force, which hands the prefix to bench) and deletes the prefix afterwards, also on
-errors and Ctrl-C.`,
+		Long:  bench.Usage,
 	}
 	f := cmd.PersistentFlags()
 	f.IntVar(&bf.clients, "clients", 10, "concurrent clients")
@@ -153,12 +142,8 @@ func newBenchWatchCmd(a *app, bf *benchFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Watch keys while putting to them; latency is from each put's send to each watcher",
-		Long: `watch opens --watchers watchers over --streams gRPC streams on --watched-keys keys, then
-puts to those keys in turn (at --rate, or as fast as --clients go). Each value carries its
-send time, so the latency of the "watch" op is from the put's send to the event's arrival at
-each watcher. Missed events (acknowledged puts a watcher never saw) and out-of-order events
-(revisions going backwards) are counted. The puts are reported as the "put" op.`,
-		Args: cobra.NoArgs,
+		Long:  bench.WatchUsage,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
 				return bench.NewWatch(clis, bench.WatchConfig{
@@ -183,12 +168,7 @@ func newBenchMixedCmd(a *app, bf *benchFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mixed",
 		Short: "Read and write one key set by ratio, optionally watched; each op type reported",
-		Long: `mixed fills --key-space-size keys, then ranges over them (--read-ratio) and puts to
-them (the rest), optionally watched (--watchers). --ratios mixes any of bench's ops by
-ratio instead, as a profile does: put, range, txn, txn-create, txn-delete, list and
-lease, e.g. --ratios txn=0.8,list=0.05,lease=0.15; each op keeps its own flags here
-(--range-width, --txn-ops, --page-size, --lease-ttl, ...), and watchers then watch the
-txns' objects when there are txns.`,
+		Long:  bench.MixedUsage,
 		Example: `  etcdperf bench mixed --rate 500 --read-ratio 0.9
   etcdperf bench mixed --rate 300 --ratios txn=0.7,txn-create=0.1,txn-delete=0.1,list=0.01,lease=0.09 --watchers 3 --watch-prefix`,
 		Args: cobra.NoArgs,

@@ -17,15 +17,7 @@ func newBenchTxnCmd(a *app, bf *benchFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "txn",
 		Short: "Compare-and-swap updates, creates and deletes, as kube-apiserver writes objects",
-		Long: `txn fills --key-space-size objects of --val-size bytes, then updates them the way
-kube-apiserver's GuaranteedUpdate does: If mod_revision(key) == seen Then Put(key, object)
-Else Get(key). A failed compare (another client updated the object first) is retried
-with the revision the Else branch returned; each retry counts as a conflict ("conflicts"
-in the op's JSON), and the op's latency covers every attempt, as the API caller waits
-for all of them. --txn-ops N puts N keys per txn (checked against etcd's --max-txn-ops,
-128 by default). --create-ratio of the txns create new objects (If create_revision == 0
-Then Put), reported as "txn-create"; --delete-ratio delete objects created earlier
-(If mod_revision == seen Then Delete Else Get), reported as "txn-delete".`,
+		Long:  bench.TxnUsage,
 		Example: `  etcdperf bench txn --clients 50 --key-space-size 100 --val-size 4096
   etcdperf bench txn --rate 500 --create-ratio 0.1 --delete-ratio 0.1 --duration 30s`,
 		Args: cobra.NoArgs,
@@ -53,15 +45,7 @@ func newBenchLeaseCmd(a *app, bf *benchFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lease",
 		Short: "Grant leases, attach puts, keep them alive on a stream, revoke them; latency per call",
-		Long: `lease runs the life of leases, one call per request: grant (--lease-ttl), --lease-keys
-puts attached to the lease (kube-apiserver attaches the events it writes to a lease for
-their TTL), --keepalives renewals on the worker's LeaseKeepAlive stream, and a revoke.
-Each call kind is its own op: lease-grant, lease-put, lease-keepalive, lease-revoke.
---expire leaves the leases to expire instead, as events' leases do; the server then
-deletes their keys. With --expire and --keepalives 0 the workers share their leases,
-as an apiserver attaches the events of all its requests to one lease: one grant per
-1+--lease-keys calls over all workers. Leases still alive after the run are revoked
-(expiring ones that end within 10 s are left to expire).`,
+		Long:  bench.LeaseUsage,
 		Example: `  etcdperf bench lease --rate 300 --lease-ttl 60s --lease-keys 2 --keepalives 3
   etcdperf bench lease --lease-ttl 5s --lease-keys 10 --keepalives 0 --expire`,
 		Args: cobra.NoArgs,
@@ -89,13 +73,7 @@ func newBenchListCmd(a *app, bf *benchFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "LIST a prefix page by page at one revision, as client-go's pager does",
-		Long: `list fills --keys objects of --val-size bytes, then LISTs them the way client-go's
-pager does through kube-apiserver: a range of --page-size keys (500, client-go's
-default), then ranges from just after the last key at the first page's revision until
-the server says there are no more. The first page is linearizable (--consistency l, a
-LIST without resourceVersion) or serializable (s); --exact lists at the revision the data
-had when the load started (resourceVersionMatch=Exact), which fails once compacted.
-Each whole LIST is the "list" op (with the keys and bytes read), each page "list-page".`,
+		Long:  bench.ListUsage,
 		Example: `  etcdperf bench list --keys 10000 --val-size 4096 --rate 2
   etcdperf bench list --keys 5000 --page-size 100 --exact --compact-interval 5s`,
 		Args: cobra.NoArgs,
