@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -46,6 +47,9 @@ type Report struct {
 	Drill json.RawMessage `json:"drill,omitempty"`
 	// drill is Drill decoded, rendered as the drill printed it.
 	drill Output
+	// job is the stored output of the command that judged the run
+	// (results.Run.Job), whose step table the report shows.
+	job Output
 
 	// Plots are the plot files written by WritePlots (PNG and SVG), when any.
 	Plots []string `json:"plots,omitempty"`
@@ -104,6 +108,11 @@ func NewReport(run *results.Run, diag *finding.Diagnosis) (*Report, error) {
 		if r.drill, err = DrillOutput(run.Drill); err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
+	}
+	if j, ok, err := JobOf(run, "", analyze.Report{}); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	} else if ok {
+		r.job = j.Output
 	}
 	for _, op := range run.Ops {
 		r.Ops = append(r.Ops, OpSummary{

@@ -104,6 +104,12 @@ func (r *Report) sections() []section {
 		}
 		out = append(out, s)
 	}
+	if r.job != nil {
+		var b strings.Builder
+		if err := jobSteps(&b, r.job); err == nil && b.Len() > 0 {
+			out = append(out, section{Title: jobStepsTitle(r.job), Blocks: []block{{Code: strings.TrimRight(b.String(), "\n")}}})
+		}
+	}
 	if len(r.Ops) > 0 {
 		out = append(out, r.opsSection())
 	}

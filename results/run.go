@@ -66,6 +66,11 @@ type Run struct {
 	// without steps of its own); the file's own ops and scrapes are those of the
 	// knee's step. Empty for every other command.
 	Steps []*Run `json:"steps,omitempty"`
+	// Job is the output of the command that judged the run (check, qualify,
+	// plan: the verdict, every plan step, every criterion) as it printed it with
+	// -w json, so analyze and report reproduce it; package report decodes it by
+	// Command. Empty for every other command and in older files.
+	Job json.RawMessage `json:"job,omitempty"`
 	// Drill is the report of the drill this run is the background load of (drill
 	// replace-member or rolling-restart), as the drill printed it with -w json;
 	// package report decodes it. Empty for every other command.

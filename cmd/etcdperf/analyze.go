@@ -8,6 +8,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 func newAnalyzeCmd(a *app) *cobra.Command {
@@ -53,7 +54,7 @@ garbage, a run file of another version).`,
 				pf.stdin = a.stdin
 				rep, err = analyzePrometheus(cmd.Context(), pf, args, opts)
 			case len(args) == 1 && len(dumps) == 0:
-				rep, err = analyze.RunFile(args[0], a.stdin, opts)
+				return a.analyzeRunFile(args[0], opts)
 			case len(args) == 0 && len(dumps) == 2:
 				rep, err = analyze.DumpFiles(dumps[0], dumps[1], opts)
 			default:
@@ -78,4 +79,32 @@ garbage, a run file of another version).`,
 	f.BoolVar(&rules, "rules", false, "print the rule table (signal, threshold, source) as Markdown and exit")
 	f.IntVar(&clients, "clients", 0, "number of clients, for the workload's hardware tier (default: the run's --clients)")
 	return cmd
+}
+
+// analyzeRunFile grades a run file again. A file a judging command wrote (check,
+// qualify, plan) prints that command's stored output, verdict and steps, and
+// exits by its verdict; the file's own run's diagnosis follows, labelled.
+func (a *app) analyzeRunFile(path string, opts analyze.Options) error {
+	run, err := results.Open(path, a.stdin)
+	if err != nil {
+		return err
+	}
+	rep, err := analyze.Run(run, opts)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	rep.Verbose = a.verbose
+	var o report.Output = report.Analysis(rep)
+	status := rep.Verdict.Status
+	job, ok, err := report.JobOf(run, path, rep)
+	if err != nil {
+		return err
+	}
+	if ok {
+		o, status = job, job.Status
+	}
+	if err := report.Print(a.stdout, a.output, o); err != nil {
+		return err
+	}
+	return verdictExit(status)
 }

@@ -142,16 +142,20 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	// The run file keeps check's own verdict, so a report made from it says what check said.
 	run.Diagnosis = lr.Report.Diagnosis()
 	run.Diagnosis.Verdict = &verdict
-	path, werr := a.writeRun(run)
-	if werr == nil {
-		werr = writeReport(cf.report, run)
-	}
 	lr.Report.Verbose = a.verbose
-	out := report.NewCheck(run, path, lr.Report, report.ProfileOf(p))
+	out := report.NewCheck(run, "", lr.Report, report.ProfileOf(p))
 	out.Verdict, out.Criteria, out.Compat = verdict, criteria, compat
 	if cf.compat {
 		out.ExitFollows = "compat"
 	}
+	if err := report.KeepJob(run, out); err != nil {
+		return err
+	}
+	path, werr := a.writeRun(run)
+	if werr == nil {
+		werr = writeReport(cf.report, run)
+	}
+	out.RunFile = path
 	if perr := report.Print(a.stdout, a.output, out); perr != nil {
 		return perr
 	}

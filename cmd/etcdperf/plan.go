@@ -113,6 +113,9 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 	prof := report.ProfileOf(p)
 	prof.DurationS = pf.StepDuration.Seconds()
 	run := plan.RunFile(steps, good, res.Diagnosis())
+	if err := report.KeepJob(run, report.Plan{Result: res, Profile: prof}); err != nil {
+		return err
+	}
 	return a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
 		out := report.Plan{Result: res, Profile: prof, RunFile: path}
 		if pf.report != "" {

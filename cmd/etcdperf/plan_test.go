@@ -52,6 +52,10 @@ func TestPlanFindsKnee(t *testing.T) {
 	if rep := runBin(t, nil, "report", out.RunFile); !strings.Contains(rep.stdout, out.Verdict.Summary) || !strings.Contains(rep.stdout, "knee") {
 		t.Errorf("report of the plan's run file lacks its verdict %q or knee:\n%s", out.Verdict.Summary, rep.stdout)
 	}
+	// analyze RUNFILE prints plan's verdict and exits by it.
+	if an := runBin(t, nil, "analyze", out.RunFile); an.code != r.code || !strings.Contains(an.stdout, out.Verdict.Summary) {
+		t.Errorf("analyze of the plan's run file: exit %d (plan's %d), lacks its verdict %q:\n%s", an.code, r.code, out.Verdict.Summary, an.stdout)
+	}
 	for _, f := range []string{"report.txt", "report.html", "plots/curve.png"} {
 		if _, err := os.Stat(filepath.Join(dir, "report", f)); err != nil {
 			t.Errorf("report: %v", err)

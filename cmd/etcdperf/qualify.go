@@ -72,6 +72,9 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 		run = a.newRun(cmd, "qualify", nil)
 	}
 	run = res.RunFile(run, host, disk)
+	if err := report.KeepJob(run, report.NewQualify(res, host, disk, run, "")); err != nil {
+		return err
+	}
 	return a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
 		return report.NewQualify(res, host, disk, run, path), nil
 	})

@@ -1,0 +1,82 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/check"
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/plan"
+	"github.com/etcdperf/etcdperf/qualify"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// TestJobRoundTrip: what a judging command printed, kept in its run file
+// (KeepJob) and read back (JobOf), prints the same, with the path it is read
+// from, and exits by the command's verdict, not the analysis of the file's run.
+func TestJobRoundTrip(t *testing.T) {
+	pass := finding.Verdict{Status: finding.StatusPass, Bottleneck: "cpu", Summary: "the analysis of the file's own run"}
+	failing := finding.Verdict{Status: finding.StatusFail, Bottleneck: "disk", Summary: "fail: what the command said"}
+	steps := []*plan.RateStep{
+		{OfferedRPS: 100, ThroughputRPS: 100, P99Ms: 3, Requests: 100, Valid: true, OK: true, Bottleneck: "none"},
+		{OfferedRPS: 200, ThroughputRPS: 150, P99Ms: 90, Requests: 150, Errors: 2, Valid: false, Broke: "put p99 90.0ms > 25.0ms", Bottleneck: "disk"},
+	}
+	planOut := Plan{Result: plan.Result{Verdict: failing, Steps: steps, Knee: &plan.Knee{ThroughputRPS: 100, OfferedRPS: 100, P99Ms: 3}, SLO: []plan.Target{{Name: "p99", MaxMs: 25}}},
+		Profile: Profile{Name: "check-perf-s", Version: 1}, RunFile: "where it was written", Report: "report/"}
+	run := fixtureRun(t)
+	checkOut := NewCheck(run, "where it was written", analyze.Report{Notes: []string{"a note"}}, Profile{Name: "check-perf-s"})
+	checkOut.Verdict, checkOut.ExitFollows = failing, "compat"
+	checkOut.Compat = check.CompatVerdict{Status: finding.StatusPass}
+	qualifyOut := NewQualify(qualify.Result{Verdict: failing, Tiers: []qualify.TierResult{{Tier: "small", Criteria: []finding.Criterion{{Name: "CPU", Observed: "2", Threshold: "≥ 2", Pass: true}}}}},
+		run.Host, results.DiskResult{GradeReason: "fdatasync p99 2ms"}, run, "where it was written")
+	for _, c := range []struct {
+		command, status, label string
+		out                    Output
+		want                   func(path string) Output
+	}{
+		{"plan", finding.StatusFail, "diagnosis of the knee's step (step 1, 100 req/s offered):", planOut,
+			func(path string) Output { o := planOut; o.RunFile, o.Report = path, ""; return o }},
+		{"check", finding.StatusPass, "", checkOut, func(path string) Output { o := checkOut; o.RunFile = path; return o }},
+		{"qualify", finding.StatusFail, "diagnosis of the last load run", qualifyOut,
+			func(path string) Output { o := qualifyOut; o.RunFile = path; return o }},
+	} {
+		t.Run(c.command, func(t *testing.T) {
+			r := *run
+			r.Command = c.command
+			if err := KeepJob(&r, c.out); err != nil {
+				t.Fatal(err)
+			}
+			j, ok, err := JobOf(&r, "read/from.json", analyze.Report{Verdict: pass})
+			if err != nil || !ok {
+				t.Fatalf("JobOf: %v, %v", ok, err)
+			}
+			if j.Status != c.status {
+				t.Errorf("status %q, want the command's %q", j.Status, c.status)
+			}
+			for _, format := range []string{"simple", "table", "json"} {
+				var got, want bytes.Buffer
+				if err := Print(&got, format, j); err != nil {
+					t.Fatal(err)
+				}
+				if err := Print(&want, format, c.want("read/from.json")); err != nil {
+					t.Fatal(err)
+				}
+				if !strings.HasPrefix(got.String(), want.String()) {
+					t.Errorf("%s: read back\n%s\nwant first what the command printed\n%s", format, got.String(), want.String())
+				}
+				label := c.label
+				if format == "json" {
+					label = "" // -w json is the command's output alone
+				}
+				if rest := strings.TrimPrefix(got.String(), want.String()); (label == "") != (rest == "") || !strings.Contains(rest, label) {
+					t.Errorf("%s: after the command's output: %q, want %q", format, rest, label)
+				}
+			}
+		})
+	}
+	if _, ok, err := JobOf(fixtureRun(t), "x.json", analyze.Report{}); ok || err != nil {
+		t.Errorf("a run without a stored output: %v, %v", ok, err)
+	}
+}
