@@ -71,6 +71,16 @@ type Profile struct {
 	CompactInterval Duration `yaml:"compact_interval" json:"compact_interval,omitempty"`
 }
 
+// RecordIn writes the profile's identity and the load figures a run file's
+// flags carry for it (the name, its version, clients and rate) into flags, so
+// that a run made from a profile says which one, even when no flag was typed.
+func (p *Profile) RecordIn(flags map[string]string) {
+	flags["profile"] = p.Name
+	flags["profile_version"] = strconv.Itoa(p.Version)
+	flags["clients"] = strconv.Itoa(p.Clients)
+	flags["rate"] = strconv.FormatFloat(p.Rate, 'g', -1, 64)
+}
+
 // SLO is the latency objective check grades a run of the profile against.
 type SLO struct {
 	// P99 bounds the p99 response time of every paced op; 0 means DefaultP99.

@@ -3,6 +3,7 @@ package profiles
 import (
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +197,15 @@ func TestValueSizes(t *testing.T) {
 	}
 	if got := valueSizes(Values{Size: 7}); len(got) != 1 || got[0] != 7 {
 		t.Errorf("valueSizes(7) = %v", got)
+	}
+}
+
+func TestRecordIn(t *testing.T) {
+	p := &Profile{Name: "kubernetes", Version: 2, Clients: 32, Rate: 96.77}
+	flags := map[string]string{"endpoints": "e"}
+	p.RecordIn(flags)
+	want := map[string]string{"endpoints": "e", "profile": "kubernetes", "profile_version": "2", "clients": "32", "rate": "96.77"}
+	if !reflect.DeepEqual(flags, want) {
+		t.Fatalf("RecordIn: got %v, want %v", flags, want)
 	}
 }

@@ -73,7 +73,9 @@ func opMix(p *profiles.Profile) string {
 			parts = append(parts, fmt.Sprintf("watch ×%d", op.Watchers))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %g%%", op.Op, op.Ratio*100))
+		// Four significant figures: the ratios are YAML decimals, and
+		// ratio*100 in binary floating point prints noise (2.5839999999999996).
+		parts = append(parts, fmt.Sprintf("%s %.4g%%", op.Op, op.Ratio*100))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -47,9 +47,6 @@ func (a *app) runProfile(ctx context.Context, cmd *cobra.Command, command string
 	bench.UseDirect(w, t.Direct)
 	cfg.KV, cfg.Force = t.Client, force
 	run := a.newRun(cmd, command, t)
-	run.Flags["profile"] = p.Name
-	run.Flags["profile_version"] = itoa(p.Version)
-	run.Flags["clients"] = itoa(p.Clients)
-	run.Flags["rate"] = ftoa(p.Rate)
+	p.RecordIn(run.Flags)
 	return a.measure(ctx, t, cfg, w, run, analyze.Options{Clients: p.Clients}), nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,7 +37,3 @@ func (a *app) runFileToStdout() {
 		a.runOut, a.stdout = a.stdout, a.stderr
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
-
-func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
