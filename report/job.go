@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/plan"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -17,6 +18,9 @@ func KeepJob(run *results.Run, o Output) error {
 	switch j := o.(type) {
 	case Plan:
 		j.RunFile, j.Report = "", ""
+		o = j
+	case KubePlan:
+		j.RunFile = ""
 		o = j
 	case Qualify:
 		j.RunFile = ""
@@ -60,12 +64,27 @@ func JobOf(run *results.Run, path string, step analyze.Report) (j Job, ok bool, 
 	j = Job{Step: step}
 	switch run.Command {
 	case "plan":
+		var head struct {
+			Kubernetes json.RawMessage `json:"kubernetes"`
+		}
+		if err := json.Unmarshal(run.Job, &head); err != nil {
+			return bad(err)
+		}
+		if len(head.Kubernetes) > 0 {
+			var k KubePlan
+			if err := json.Unmarshal(run.Job, &k); err != nil {
+				return bad(err)
+			}
+			k.RunFile = path
+			j.Output, j.Status, j.StepLabel = k, k.Verdict.Status, kneeLabel(k.Knee, k.RateSteps())
+			break
+		}
 		var p Plan
 		if err := json.Unmarshal(run.Job, &p); err != nil {
 			return bad(err)
 		}
 		p.RunFile = path
-		j.Output, j.Status, j.StepLabel = p, p.Verdict.Status, p.kneeStepLabel()
+		j.Output, j.Status, j.StepLabel = p, p.Verdict.Status, kneeLabel(p.Knee, p.Steps)
 	case "qualify":
 		var q Qualify
 		if err := json.Unmarshal(run.Job, &q); err != nil {
@@ -94,11 +113,11 @@ func JobOf(run *results.Run, path string, step analyze.Report) (j Job, ok bool, 
 	return j, true, nil
 }
 
-// kneeStepLabel names the step whose run the plan's run file holds: the knee's,
-// or the first when none held.
-func (p Plan) kneeStepLabel() string {
-	if k := p.Knee; k != nil {
-		for i, s := range p.Steps {
+// kneeLabel names the step whose run a plan's run file holds: the knee's, or
+// the first when none held (plan.RunFile).
+func kneeLabel(k *plan.Knee, steps []*plan.RateStep) string {
+	if k != nil {
+		for i, s := range steps {
 			if s.OK && s.OfferedRPS == k.OfferedRPS && s.ThroughputRPS == k.ThroughputRPS {
 				return fmt.Sprintf("diagnosis of the knee's step (step %d, %.0f req/s offered)", i+1, s.OfferedRPS)
 			}
@@ -132,7 +151,7 @@ func (j Job) write(w io.Writer, format string) error {
 // criteria), for report; nothing for a job without one.
 func jobSteps(w io.Writer, o Output) error {
 	switch j := o.(type) {
-	case Plan, Qualify:
+	case Plan, KubePlan, Qualify:
 		return j.Table(w)
 	}
 	return nil

@@ -25,6 +25,8 @@ func TestJobRoundTrip(t *testing.T) {
 	}
 	planOut := Plan{Result: plan.Result{Verdict: failing, Steps: steps, Knee: &plan.Knee{ThroughputRPS: 100, OfferedRPS: 100, P99Ms: 3}, SLO: []plan.Target{{Name: "p99", MaxMs: 25}}},
 		Profile: Profile{Name: "check-perf-s", Version: 1}, RunFile: "where it was written", Report: "report/"}
+	kubeOut := KubePlan{KubeResult: plan.KubeResult{Verdict: failing, Knee: planOut.Knee, SLO: planOut.SLO,
+		Steps: []*plan.KubeSize{{Nodes: 100, Pods: 3000, RateStep: *steps[0]}, {Nodes: 200, Pods: 6000, RateStep: *steps[1]}}}, RunFile: "where it was written"}
 	run := fixtureRun(t)
 	checkOut := NewCheck(run, "where it was written", analyze.Report{Notes: []string{"a note"}}, Profile{Name: "check-perf-s"})
 	checkOut.Verdict, checkOut.ExitFollows = failing, "compat"
@@ -38,6 +40,8 @@ func TestJobRoundTrip(t *testing.T) {
 	}{
 		{"plan", finding.StatusFail, "diagnosis of the knee's step (step 1, 100 req/s offered):", planOut,
 			func(path string) Output { o := planOut; o.RunFile, o.Report = path, ""; return o }},
+		{"plan", finding.StatusFail, "diagnosis of the knee's step (step 1, 100 req/s offered):", kubeOut,
+			func(path string) Output { o := kubeOut; o.RunFile = path; return o }},
 		{"check", finding.StatusPass, "", checkOut, func(path string) Output { o := checkOut; o.RunFile = path; return o }},
 		{"qualify", finding.StatusFail, "diagnosis of the last load run", qualifyOut,
 			func(path string) Output { o := qualifyOut; o.RunFile = path; return o }},

@@ -71,7 +71,8 @@ func TestCheckLoadSmallE2E(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live run")
 	}
-	r := runBin(t, nil, "check", "--load", "s", "--duration", "5s", "-w", "json")
+	runFile := filepath.Join(t.TempDir(), "check.json")
+	r := runBin(t, nil, "check", "--load", "s", "--duration", "5s", "-w", "json", "--run-file", runFile)
 	if r.code != ExitOK && r.code != ExitFail && r.code != ExitInvalid {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -94,6 +95,12 @@ func TestCheckLoadSmallE2E(t *testing.T) {
 		if !strings.Contains(out.Verdict.Summary, "fail") && !strings.Contains(out.Verdict.Summary, "invalid") {
 			t.Errorf("unexplained verdict: %s", out.Verdict.Summary)
 		}
+	}
+	// analyze RUNFILE prints check's verdict and exits by it.
+	an := runBin(t, nil, "analyze", runFile, "-w", "json")
+	var again report.Check
+	if err := json.Unmarshal([]byte(an.stdout), &again); err != nil || an.code != r.code || again.Verdict.Summary != out.Verdict.Summary || again.Compat.Status != out.Compat.Status {
+		t.Errorf("analyze of check's run file: exit %d (check's %d), %v: verdict %+v, want %+v", an.code, r.code, err, again.Verdict, out.Verdict)
 	}
 	r = runBin(t, nil, "check", "--load", "s", "--duration", "2s", "--compat")
 	if r.code != ExitOK && r.code != ExitFail {

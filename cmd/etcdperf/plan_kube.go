@@ -83,6 +83,9 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 	}
 	res := plan.NewKubeResult(c, as, slo, order, steps[good], steps[bad], pf.kube.MaxNodes)
 	run := res.RunFile(steps[good])
+	if err := report.KeepJob(run, report.KubePlan{KubeResult: res}); err != nil {
+		return err
+	}
 	return a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
 		return report.KubePlan{KubeResult: res, RunFile: path}, nil
 	})

@@ -87,7 +87,8 @@ func TestQualifySmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live run")
 	}
-	r := runBin(t, nil, "qualify", "--tier", "small", "--duration", "3s", "--data-dir", t.TempDir())
+	runFile := filepath.Join(t.TempDir(), "qualify.json")
+	r := runBin(t, nil, "qualify", "--tier", "small", "--duration", "3s", "--data-dir", t.TempDir(), "--run-file", runFile)
 	if r.code != ExitOK && r.code != ExitFail {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -95,5 +96,10 @@ func TestQualifySmall(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
 		}
+	}
+	// analyze RUNFILE prints what qualify printed and exits by its verdict.
+	an := runBin(t, nil, "analyze", runFile)
+	if want, _, _ := strings.Cut(r.stdout, "run file: "); an.code != r.code || !strings.HasPrefix(an.stdout, want) {
+		t.Errorf("analyze of qualify's run file: exit %d (qualify's %d):\n%s\nwant first:\n%s", an.code, r.code, an.stdout, want)
 	}
 }
