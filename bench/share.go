@@ -135,3 +135,27 @@ func ParseTime(s string) (time.Time, error) {
 	sec, frac := math.Modf(f)
 	return time.Unix(int64(sec), int64(math.Round(frac*1e9))).UTC(), nil
 }
+
+// TimeValue is a wall-clock time flag (a pflag.Value): ParseTime's forms in,
+// FormatTime's out, empty while unset.
+type TimeValue time.Time
+
+func (v *TimeValue) String() string {
+	if time.Time(*v).IsZero() {
+		return ""
+	}
+	return FormatTime(time.Time(*v))
+}
+
+// Set parses s with ParseTime.
+func (v *TimeValue) Set(s string) error {
+	t, err := ParseTime(s)
+	if err != nil {
+		return err
+	}
+	*v = TimeValue(t)
+	return nil
+}
+
+// Type names the flag's value in --help.
+func (v *TimeValue) Type() string { return "time" }

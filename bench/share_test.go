@@ -28,6 +28,22 @@ func TestParseTime(t *testing.T) {
 	}
 }
 
+func TestTimeValue(t *testing.T) {
+	var v TimeValue
+	if v.String() != "" || v.Type() != "time" {
+		t.Fatalf("unset: String %q, Type %q", v.String(), v.Type())
+	}
+	if err := v.Set("1800000000.5"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := v.String(), "2027-01-15T08:00:00.5Z"; got != want {
+		t.Errorf("String after Set = %q, want %q", got, want)
+	}
+	if err := v.Set("tomorrow"); err == nil {
+		t.Error("Set(tomorrow): no error")
+	}
+}
+
 func TestShareCheck(t *testing.T) {
 	now := time.Date(2027, 1, 15, 8, 0, 0, 0, time.UTC)
 	soon := now.Add(time.Minute)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/k8s"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/version"
@@ -87,7 +88,7 @@ func newK8sJobCmd(a *app) *cobra.Command {
 	f.StringVar(&j.TLSSecret, "tls-secret", "", "Secret with the client's ca.crt, tls.crt and tls.key")
 	f.StringVar(&j.Results, "results", k8s.ResultsStdout, "where run files go: stdout (pod logs) or pvc")
 	f.StringVar(&j.PVC, "pvc", "etcdperf-results", "PersistentVolumeClaim for --results pvc")
-	f.Var((*startAtValue)(&startAt), "start-at", "when the workers start, RFC 3339 or unix seconds (default: now + --start-delay)")
+	f.Var((*bench.TimeValue)(&startAt), "start-at", "when the workers start, RFC 3339 or unix seconds (default: now + --start-delay)")
 	f.DurationVar(&delay, "start-delay", 2*time.Minute, "time from now to the start, to apply the manifest and pull the image")
 	return cmd
 }

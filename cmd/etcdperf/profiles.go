@@ -11,10 +11,7 @@ func newProfilesCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "profiles",
 		Short: "List and show the workload profiles check and plan run",
-		Long: `Profiles are named, versioned workloads written in YAML: rate, clients, duration,
-warm-up, the data set (keys, values) and the mix of ops (put, range, watch, lease) by
-ratio. The built-in ones are embedded in the binary; --profile FILE runs your own file
-of the same schema (start from "etcdperf profiles show NAME").`,
+		Long:  profiles.Usage,
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "list",

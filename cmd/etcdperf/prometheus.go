@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -26,8 +27,8 @@ func (p *promFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.url, "prometheus", "", "read the members' metrics from this Prometheus server (http://host:9090) over --from..--to")
 	fs.StringVar(&p.httpConfig, "prometheus-http-config", "", "Prometheus HTTP client config `FILE` as promtool's --http.config.file: basic_auth, authorization (credentials_file), tls_config, proxy_url")
 	fs.StringVar(&p.selector, "selector", "", `label matchers of the members' series in Prometheus, e.g. 'job="etcd"'`)
-	fs.Var((*startAtValue)(&p.from), "from", "start of the window, RFC 3339 or unix seconds (default: the run file's start)")
-	fs.Var((*startAtValue)(&p.to), "to", "end of the window, RFC 3339 or unix seconds (default: the run file's end, else now)")
+	fs.Var((*bench.TimeValue)(&p.from), "from", "start of the window, RFC 3339 or unix seconds (default: the run file's start)")
+	fs.Var((*bench.TimeValue)(&p.to), "to", "end of the window, RFC 3339 or unix seconds (default: the run file's end, else now)")
 }
 
 // set reports whether the metrics come from Prometheus.

@@ -124,11 +124,8 @@ func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the etcdperf version, its commit, Go version and the etcd release it embeds",
-		Long: `version prints the module version, the VCS commit and whether the tree was dirty
-(as the Go toolchain stamped them at build time; "unknown" from go run), the Go
-version and the embedded etcd release. -w json prints them as one object, -w table
-as a table. Run files record the same (tool).`,
-		Args: cobra.NoArgs,
+		Long:  version.Usage,
+		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return report.Print(a.stdout, a.output, report.Version(buildInfo()))
 		},

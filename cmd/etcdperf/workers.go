@@ -14,7 +14,7 @@ import (
 type workerFlags struct{ bench.Share }
 
 func (w *workerFlags) register(fs *pflag.FlagSet) {
-	fs.Var((*startAtValue)(&w.StartAt), "start-at", "wall-clock time to start the load, RFC 3339 or unix seconds (workers of one run share it)")
+	fs.Var((*bench.TimeValue)(&w.StartAt), "start-at", "wall-clock time to start the load, RFC 3339 or unix seconds (workers of one run share it)")
 	fs.IntVar(&w.Index, "worker-index", 0, "this worker's index, 0 .. --workers-1")
 	fs.IntVar(&w.Workers, "workers", 1, "workers driving this load together; each takes 1/N of --rate and --total")
 }
@@ -39,24 +39,3 @@ func (w *workerFlags) start(stderr io.Writer, rate *float64, total *uint64, flag
 	}
 	return nil
 }
-
-// startAtValue is a time flag (bench.ParseTime).
-type startAtValue time.Time
-
-func (v *startAtValue) String() string {
-	if time.Time(*v).IsZero() {
-		return ""
-	}
-	return bench.FormatTime(time.Time(*v))
-}
-
-func (v *startAtValue) Set(s string) error {
-	t, err := bench.ParseTime(s)
-	if err != nil {
-		return err
-	}
-	*v = startAtValue(t)
-	return nil
-}
-
-func (v *startAtValue) Type() string { return "time" }
