@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -203,24 +202,11 @@ func newBenchMixedCmd(a *app, bf *benchFlags) *cobra.Command {
 	return cmd
 }
 
+// validate checks what flagRules cannot: they already hold every numeric flag
+// to its range before any command runs.
 func (bf *benchFlags) validate() error {
-	switch {
-	case bf.clients < 1:
-		return fmt.Errorf("--clients must be at least 1, got %d", bf.clients)
-	case bf.conns < 1:
-		return fmt.Errorf("--conns must be at least 1, got %d", bf.conns)
-	case bf.rate < 0 || math.IsNaN(bf.rate) || math.IsInf(bf.rate, 0):
-		return fmt.Errorf("--rate must be a finite number, 0 or more, got %g", bf.rate)
-	case bf.duration < 0 || bf.warmup < 0:
-		return errors.New("--duration and --warmup must not be negative")
-	case bf.prefix == "":
+	if bf.prefix == "" {
 		return errors.New("--prefix must not be empty: bench deletes its prefix after the run")
-	case bf.keySize < 1:
-		return fmt.Errorf("--key-size must be at least 1, got %d", bf.keySize)
-	case bf.valSize < 0:
-		return fmt.Errorf("--val-size must not be negative, got %d", bf.valSize)
-	case bf.compact < 0:
-		return fmt.Errorf("--compact-interval must not be negative, got %s", bf.compact)
 	}
 	// Before connecting: a request etcd refuses is bad input, whatever the cluster.
 	return bench.CheckRequestSize(len(bf.prefix)+bf.keySize, bf.valSize)

@@ -80,16 +80,8 @@ func (cf *checkFlags) resolveProfile() (*profiles.Profile, error) {
 	switch {
 	case err != nil:
 		return nil, err
-	case cf.duration < 0:
-		return nil, fmt.Errorf("--duration must be positive, got %s", cf.duration)
-	case cf.warmup < 0:
-		return nil, fmt.Errorf("--warmup must not be negative, got %s", cf.warmup)
-	case cf.p99 < 0:
-		return nil, fmt.Errorf("--p99 must be positive, got %s", cf.p99)
-	case cf.prefix == "":
+	case cf.prefix == "": // flagRules hold the numeric flags to their ranges
 		return nil, errors.New("--prefix must not be empty: check deletes its prefix after the run")
-	case cf.compact < 0:
-		return nil, fmt.Errorf("--compact-interval must not be negative, got %s", cf.compact)
 	}
 	p := e.Profile
 	if cf.duration > 0 {

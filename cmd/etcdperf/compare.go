@@ -34,9 +34,6 @@ the noise), 2 could not compare (unreadable run file, different commands or ops)
 			if err != nil {
 				return usageErr(fmt.Errorf("--threshold: %w", err))
 			}
-			if alpha <= 0 || alpha >= 1 {
-				return usageErr(fmt.Errorf("--alpha %g: must be between 0 and 1", alpha))
-			}
 			if args[0] == results.Stdin && args[1] == results.Stdin {
 				return usageErr(errors.New("compare - -: standard input holds one run file; name the other"))
 			}
