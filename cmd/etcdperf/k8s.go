@@ -54,7 +54,6 @@ func newK8sWorkerCmd() *cobra.Command {
 
 func newK8sJobCmd(a *app) *cobra.Command {
 	j := k8s.Job{}
-	var startAt time.Time
 	var delay time.Duration
 	cmd := &cobra.Command{
 		Use:   "job --workers N [flags] -- bench|check ARGS...",
@@ -66,7 +65,7 @@ func newK8sJobCmd(a *app) *cobra.Command {
 			if dash := cmd.ArgsLenAtDash(); dash != 0 || len(args) == 0 {
 				return usageErr(errors.New("give the worker's command after --, e.g. -- bench put --endpoints=https://etcd:2379 --rate 1000"))
 			}
-			j.Args, j.StartAt = args, startAt
+			j.Args = args
 			if err := j.Schedule(time.Now(), delay); err != nil {
 				return usageErr(err)
 			}
@@ -88,7 +87,7 @@ func newK8sJobCmd(a *app) *cobra.Command {
 	f.StringVar(&j.TLSSecret, "tls-secret", "", "Secret with the client's ca.crt, tls.crt and tls.key")
 	f.StringVar(&j.Results, "results", k8s.ResultsStdout, "where run files go: stdout (pod logs) or pvc")
 	f.StringVar(&j.PVC, "pvc", "etcdperf-results", "PersistentVolumeClaim for --results pvc")
-	f.Var((*bench.TimeValue)(&startAt), "start-at", "when the workers start, RFC 3339 or unix seconds (default: now + --start-delay)")
+	f.Var((*bench.TimeValue)(&j.StartAt), "start-at", "when the workers start, RFC 3339 or unix seconds (default: now + --start-delay)")
 	f.DurationVar(&delay, "start-delay", 2*time.Minute, "time from now to the start, to apply the manifest and pull the image")
 	return cmd
 }
