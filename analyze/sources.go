@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -84,19 +83,6 @@ func readDump(path string) (string, time.Time, error) {
 		return "", time.Time{}, fmt.Errorf("read metrics dump: %w", err)
 	}
 	return string(b), st.ModTime(), nil
-}
-
-// RunFile grades the run file at path ("-": stdin) again.
-func RunFile(path string, stdin io.Reader, opts Options) (Report, error) {
-	run, err := results.Open(path, stdin)
-	if err != nil {
-		return Report{}, err
-	}
-	rep, err := Run(run, opts)
-	if err != nil {
-		return Report{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return rep, nil
 }
 
 // Merged merges the workers' runs (results.Merge) and grades the merged run as

@@ -79,7 +79,7 @@ func TestPrometheusWindow(t *testing.T) {
 	}
 }
 
-// TestMergedAndRunFile: a merged run carries its own diagnosis, the one RunFile
+// TestMergedAndRunFile: a merged run carries its own diagnosis, the one grading its file
 // gives when it grades the merged file again; unlike runs are refused.
 func TestMergedAndRunFile(t *testing.T) {
 	h := results.NewHist()
@@ -108,14 +108,21 @@ func TestMergedAndRunFile(t *testing.T) {
 	if err := results.WriteFile(path, merged); err != nil {
 		t.Fatal(err)
 	}
-	again, err := RunFile(path, nil, Options{})
+	again, err := gradeFile(path)
 	if err != nil || again.Verdict.Status != rep.Verdict.Status || again.Verdict.Bottleneck != rep.Verdict.Bottleneck {
-		t.Errorf("RunFile of the merged file: %+v, %v; merged %+v", again.Verdict, err, rep.Verdict)
+		t.Errorf("grading the merged file: %+v, %v; merged %+v", again.Verdict, err, rep.Verdict)
 	}
 	if _, _, err := Merged([]*results.Run{worker("bench put"), worker("bench range")}, nil); !errors.Is(err, results.ErrUnlike) {
 		t.Errorf("unlike runs: %v, want results.ErrUnlike", err)
 	}
-	if _, err := RunFile(filepath.Join(t.TempDir(), "none.json"), nil, Options{}); err == nil {
-		t.Error("a missing run file was graded")
+
+}
+
+// gradeFile grades the run file at path again, as analyze RUNFILE does.
+func gradeFile(path string) (Report, error) {
+	run, err := results.ReadFile(path)
+	if err != nil {
+		return Report{}, err
 	}
+	return Run(run, Options{})
 }

@@ -24,21 +24,7 @@ func newAnalyzeCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "analyze RUNFILE | --metrics BEFORE --metrics AFTER",
 		Short: "Name the bottleneck of a run file, or of two saved /metrics dumps of a member",
-		Long: `analyze grades a run file again: the members' /metrics scrapes taken before, during
-and after the run (as deltas over the run window), the load results and the host
-facts. It prints the verdict (pass, fail or invalid, and the bottleneck: disk,
-network, memory, cpu, client, value-size, range-size or none), the findings with
-their evidence, thresholds and sources, the latency budget and the hardware grade.
-
-With --metrics given twice it grades two saved /metrics dumps of one member instead
-(curl -s http://MEMBER:2379/metrics > before.txt; ... load ...; > after.txt). The
-dumps carry no host facts: give --cores and --memory for the CPU and memory grades,
-and --window when the files' modification times do not say how far apart they are.
-
---rules prints every rule the analyzer grades with, its threshold and its source.
-
-Exit 0 pass, 1 fail, 3 invalid, 2 could not read the input (not an etcd /metrics dump,
-garbage, a run file of another version).`,
+		Long:  analyze.Usage,
 		Example: `  etcdperf analyze results/bench-put-20260102T030405Z.json
   etcdperf analyze --metrics before.txt --metrics after.txt --cores 4 --memory 8589934592 -w json`,
 		Args: cobra.MaximumNArgs(1),

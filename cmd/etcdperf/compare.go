@@ -17,15 +17,7 @@ func newCompareCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare A B",
 		Short: "Compare run B against baseline run A, op by op, and flag regressions beyond the noise",
-		Long: `compare reads two run files of the same command and ops and shows, for each op,
-the change from A to B of the p50, p90, p99 and p99.9 of response time and of
-throughput, over the whole measured window; -w table prints the rows alone, with
-B/A and bare numbers, for scripts.
-
-` + report.CompareNoiseMethod + `
-
-Exit 0 no regression, 1 at least one regression (worse than --threshold and beyond
-the noise), 2 could not compare (unreadable run file, different commands or ops).`,
+		Long:  report.CompareUsage,
 		Example: `  etcdperf compare baseline.json candidate.json
   etcdperf compare baseline.json candidate.json --threshold 5% -w json`,
 		Args: cobra.ExactArgs(2),
