@@ -94,7 +94,6 @@ func (p *peer) request() (id uint32, hdrs map[string]string, body []byte, err er
 			if _, err := p.dec.Write(f.HeaderBlockFragment()); err != nil {
 				return 0, nil, nil, err
 			}
-			id = f.StreamID
 		case *http2.DataFrame:
 			body = append(body, f.Data()...)
 			if f.StreamEnded() {
