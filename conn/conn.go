@@ -26,7 +26,6 @@ import (
 
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/internal/etcdctl"
-	"github.com/etcdperf/etcdperf/internal/leanrpc"
 	"github.com/etcdperf/etcdperf/measure"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -56,6 +55,9 @@ type Config struct {
 	DiscoverySrv      string
 	DiscoverySrvName  string
 	InsecureDiscovery bool
+	// Transport carries the request loops' calls: TransportLean (the default
+	// when empty), TransportGRPC or TransportGRPCTuned.
+	Transport string
 	// EmbeddedArgs are extra etcd flags for every member of an embedded cluster
 	// (set by commands, not by a flag).
 	EmbeddedArgs []string
@@ -184,16 +186,20 @@ func (c *Config) Credentials(stdin *os.File, stderr io.Writer) (string, string, 
 	return user, pass, nil
 }
 
-// Target is a connected cluster (see measure.Target) that can be closed.
-type Target struct {
-	measure.Target
-	// Direct are the load connections of the put and range request loops
-	// (bench.DialDirect), one per load connection; none when the clients' own are used.
-	Direct []*leanrpc.Conn
+// Session is a connected cluster (see measure.ClusterConn) that can be closed.
+type Session struct {
+	measure.ClusterConn
+	// Direct are the load connections of the request loops (bench.DialDirect
+	// or bench.DialTuned, as Config.Transport says), one per load connection;
+	// none when the clients' own are used.
+	Direct []LoadConn
+	// Transport is what carries the request loops' calls (TransportLean,
+	// TransportGRPC or TransportGRPCTuned); empty when no load was opened.
+	Transport string
 }
 
 // Close releases the client and stops the embedded cluster, if any.
-func (t *Target) Close() {
+func (t *Session) Close() {
 	if t.Client != nil {
 		t.Client.Close()
 	}
@@ -205,8 +211,8 @@ func (t *Target) Close() {
 // Connect reaches the cluster c names or, when it names none, starts an embedded
 // one (saying so on stderr). It fails within the dial timeout when no endpoint
 // answers. stdin is where a password is prompted for.
-func Connect(ctx context.Context, c *Config, stdin *os.File, stderr io.Writer) (*Target, error) {
-	t := &Target{}
+func Connect(ctx context.Context, c *Config, stdin *os.File, stderr io.Writer) (*Session, error) {
+	t := &Session{}
 	eps := c.Endpoints
 	if c.DiscoverySrv != "" {
 		// As etcdctl: discovered endpoints first, --endpoints when none are found.
@@ -260,6 +266,7 @@ func Connect(ctx context.Context, c *Config, stdin *os.File, stderr io.Writer) (
 		return nil, err
 	}
 	t.HTTP = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	t.TLS = tlsCfg
 	t.MetricsURLs = c.MetricsURLs
 	if len(t.MetricsURLs) == 0 {
 		for _, m := range t.Info.Members {
@@ -272,7 +279,7 @@ func Connect(ctx context.Context, c *Config, stdin *os.File, stderr io.Writer) (
 }
 
 // describe fills t.Info from the member list and each endpoint's status.
-func (t *Target) describe(ctx context.Context, eps []string, timeout time.Duration) error {
+func (t *Session) describe(ctx context.Context, eps []string, timeout time.Duration) error {
 	t.Info.Endpoints = eps
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 )
 
 // TestOpenLoad connects to a real embedded etcd as a command does: the target's
@@ -19,11 +20,7 @@ func TestOpenLoad(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := clustertest.Start(t, cluster.Config{})
 	cfg := valid()
 	cfg.Endpoints, cfg.CommandTimeout = c.Endpoints(), 5*time.Second
 	tg, clis, release, err := OpenLoad(ctx, &cfg, nil, io.Discard, 2)

@@ -7,16 +7,13 @@ import (
 	"os"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/etcdperf/etcdperf/bench"
-	"github.com/etcdperf/etcdperf/internal/leanrpc"
 )
 
 // OpenLoad connects (or starts the embedded etcd, see Connect) and opens conns
 // clients to drive load with: the target's own and conns-1 more, each with its
 // own gRPC connection, and the target's direct load connections. release closes
 // them all and stops an embedded cluster.
-func OpenLoad(ctx context.Context, c *Config, stdin *os.File, stderr io.Writer, conns int) (t *Target, clis []*clientv3.Client, release func(), err error) {
+func OpenLoad(ctx context.Context, c *Config, stdin *os.File, stderr io.Writer, conns int) (t *Session, clis []*clientv3.Client, release func(), err error) {
 	t, err = Connect(ctx, c, stdin, stderr)
 	if err != nil {
 		return nil, nil, nil, err
@@ -44,7 +41,7 @@ func OpenLoad(ctx context.Context, c *Config, stdin *os.File, stderr io.Writer, 
 
 // Clients returns conns clients: the target's own and conns-1 more with the same
 // settings, each with its own gRPC connection.
-func Clients(c *Config, t *Target, conns int) ([]*clientv3.Client, error) {
+func Clients(c *Config, t *Session, conns int) ([]*clientv3.Client, error) {
 	clis := []*clientv3.Client{t.Client}
 	if conns == 1 {
 		return clis, nil
@@ -67,23 +64,26 @@ func Clients(c *Config, t *Target, conns int) ([]*clientv3.Client, error) {
 	return clis, nil
 }
 
-// directConns opens conns direct load connections (bench.DialDirect) with the
-// configuration of the clients; none when they must stay clientv3's.
-func directConns(ctx context.Context, c *Config, t *Target, conns int) ([]*leanrpc.Conn, error) {
+// directConns opens conns direct load connections of c.Transport (see
+// DialLoad) with the configuration of the clients, and sets t.Transport to the
+// transport the loops use; none when they must stay clientv3's.
+func directConns(ctx context.Context, c *Config, t *Session, conns int) ([]LoadConn, error) {
 	tlsCfg, err := c.TLSConfig()
 	if err != nil {
 		return nil, err
 	}
 	cfg := c.ClientConfig(t.Info.Endpoints, tlsCfg, t.Client.Username, t.Client.Password)
-	var out []*leanrpc.Conn
+	var out []LoadConn
+	t.Transport = TransportGRPC
 	for range conns {
-		cc, err := bench.DialDirect(ctx, cfg)
+		cc, used, err := DialLoad(ctx, c.Transport, cfg)
 		if err != nil || cc == nil {
 			for _, cc := range out {
 				cc.Close()
 			}
 			return nil, err
 		}
+		t.Transport = used
 		out = append(out, cc)
 	}
 	return out, nil

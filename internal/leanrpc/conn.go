@@ -4,10 +4,11 @@
 // concurrent calls (one write syscall for several), and one reader goroutine
 // that hands each response to its waiting call by stream id. It does what a
 // unary etcd KV call needs and nothing more: no streams, no compression, no
-// retries, no name resolution beyond the dialer's, no auth tokens (a user
-// keeps clientv3's connection). Connection- and stream-level flow control,
-// the server's settings, PING, GOAWAY, keepalive and message size limits are
-// honoured; errors are gRPC status errors with gRPC-go's codes.
+// retries but gRPC-go's transparent one, no name resolution beyond the
+// dialer's, no auth tokens (a user keeps clientv3's connection).
+// Connection- and stream-level flow control, the server's settings, PING,
+// GOAWAY, keepalive and message size limits are honoured as gRPC-go honours
+// them; errors are gRPC status errors with gRPC-go's codes.
 package leanrpc
 
 import (
@@ -36,11 +37,17 @@ type Options struct {
 	DialTimeout time.Duration
 	// MaxSendMsgSize and MaxRecvMsgSize bound a request and a response.
 	MaxSendMsgSize, MaxRecvMsgSize int
-	// KeepaliveTime, when set, pings a connection idle that long; one not
-	// answered within KeepaliveTimeout (20 s when zero, gRPC's default) is
-	// closed. PermitWithoutStream pings with no call in flight too.
+	// KeepaliveTime, when set, pings a connection that has read nothing that
+	// long (10 s at least, as gRPC-go has it); one that reads nothing within
+	// KeepaliveTimeout (20 s when zero, gRPC's default) of the ping is closed,
+	// and so is one whose write makes no progress for both together.
+	// PermitWithoutStream pings with no call in flight too.
 	KeepaliveTime, KeepaliveTimeout time.Duration
 	PermitWithoutStream             bool
+
+	// keepaliveFloor replaces minKeepaliveTime in tests, as gRPC-go's tests
+	// lower internal.KeepaliveMinPingTime.
+	keepaliveFloor time.Duration
 }
 
 // Backoff between connection attempts to one endpoint: gRPC's defaults
@@ -61,6 +68,9 @@ type Conn struct {
 	eps  []*endpoint
 	opts Options
 	next atomic.Uint32
+	// kaTime is the keepalive time of new connections; a GOAWAY
+	// too_many_pings doubles it (clientconn.go, gRFC A8).
+	kaTime atomic.Int64
 
 	ctx  context.Context // ends on Close: dials stop
 	stop context.CancelFunc
@@ -93,7 +103,15 @@ func Dial(ctx context.Context, addrs []string, opts Options) (*Conn, error) {
 	if opts.KeepaliveTimeout <= 0 {
 		opts.KeepaliveTimeout = 20 * time.Second
 	}
+	if opts.KeepaliveTime > 0 {
+		floor := opts.keepaliveFloor
+		if floor == 0 {
+			floor = minKeepaliveTime
+		}
+		opts.KeepaliveTime = max(opts.KeepaliveTime, floor)
+	}
 	c := &Conn{opts: opts, changed: make(chan struct{})}
+	c.kaTime.Store(int64(opts.KeepaliveTime))
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	for _, a := range addrs {
 		c.eps = append(c.eps, &endpoint{addr: a})
@@ -124,17 +142,44 @@ func Dial(ctx context.Context, addrs []string, opts Options) (*Conn, error) {
 }
 
 // Invoke makes the unary call method with request args and response reply,
-// both etcd API messages. Call options are ignored.
+// both etcd API messages. Call options are ignored. A call is made again on
+// another connection, as gRPC-go's transparent retry does (stream.go,
+// shouldRetry): whenever none of it went out, and once when the server did
+// not process its stream (above a GOAWAY's last stream id, or refused).
 func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
 	}
-	t, err := c.pick(ctx)
-	if err != nil {
+	first := true
+	for {
+		t, err := c.pick(ctx)
+		if err != nil {
+			return err
+		}
+		again, err := t.invoke(ctx, method, args, reply)
+		switch {
+		case again == retryUnsent:
+			first = false
+			continue
+		case again == retryUnprocessed && first:
+			first = false
+			continue
+		}
 		return err
 	}
-	return t.invoke(ctx, method, args, reply)
 }
+
+// retry says whether a failed call may be made again.
+type retry uint8
+
+const (
+	retryNone        retry = iota
+	retryUnsent            // nothing of the call went out
+	retryUnprocessed       // the server did not process the call's stream
+)
+
+// notSent is a send error before any of the call went out.
+type notSent struct{ error }
 
 // NewStream fails: a load connection carries unary calls only.
 func (c *Conn) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -224,7 +269,17 @@ func (c *Conn) startDial(ep *endpoint) time.Duration {
 // dial makes one connection attempt to ep and tells the waiting calls.
 func (c *Conn) dial(ep *endpoint) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.opts.DialTimeout)
-	t, err := dialTransport(ctx, ep.addr, c.opts.TLS, &c.opts)
+	t, err := dialTransport(ctx, ep.addr, c.opts.TLS, &c.opts, time.Duration(c.kaTime.Load()), func(tooManyPings bool) {
+		if tooManyPings {
+			for {
+				old := c.kaTime.Load()
+				if c.kaTime.CompareAndSwap(old, 2*old) {
+					break
+				}
+			}
+		}
+		c.startDial(ep) // the next calls go to a new connection
+	})
 	cancel()
 	ep.mu.Lock()
 	ep.dialing = false
@@ -311,15 +366,15 @@ func putBuf(b *[]byte) {
 	}
 }
 
-// invoke makes one call on t.
-func (t *transport) invoke(ctx context.Context, method string, args, reply any) error {
+// invoke makes one call on t, saying whether it may be made again.
+func (t *transport) invoke(ctx context.Context, method string, args, reply any) (retry, error) {
 	m, ok := args.(gogoMessage)
 	if !ok {
-		return status.Errorf(codes.Internal, "leanrpc: %T is not an etcd API message", args)
+		return retryNone, status.Errorf(codes.Internal, "leanrpc: %T is not an etcd API message", args)
 	}
 	n := m.Size()
 	if n > t.opts.MaxSendMsgSize {
-		return status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, t.opts.MaxSendMsgSize)
+		return retryNone, status.Errorf(codes.ResourceExhausted, "trying to send message larger than max (%d vs. %d)", n, t.opts.MaxSendMsgSize)
 	}
 	bp := bufPool.Get().(*[]byte)
 	if cap(*bp) < 5+n {
@@ -330,7 +385,7 @@ func (t *transport) invoke(ctx context.Context, method string, args, reply any) 
 	binary.BigEndian.PutUint32(msg[1:5], uint32(n))
 	if _, err := m.MarshalToSizedBuffer(msg[5:]); err != nil {
 		putBuf(bp)
-		return status.Errorf(codes.Internal, "marshal %T: %v", args, err)
+		return retryNone, status.Errorf(codes.Internal, "marshal %T: %v", args, err)
 	}
 	var timeout string
 	if dl, ok := ctx.Deadline(); ok {
@@ -350,20 +405,27 @@ func (t *transport) invoke(ctx context.Context, method string, args, reply any) 
 			default:
 			}
 		}
-		return err
+		if ns, ok := err.(notSent); ok {
+			return retryUnsent, ns.error
+		}
+		return retryNone, err
 	}
 	select {
 	case <-c.done:
 	case <-ctx.Done():
 		if t.cancel(c) {
-			return status.FromContextError(ctx.Err()).Err() // c stays with the reader, not pooled
+			return retryNone, status.FromContextError(ctx.Err()).Err() // c stays with the reader, not pooled
 		}
 		<-c.done
+	}
+	again := retryNone
+	if c.unprocessed {
+		again = retryUnprocessed
 	}
 	err = c.result(reply)
 	*rp = c.buf
 	putBuf(rp)
 	*c = call{done: c.done}
 	callPool.Put(c)
-	return err
+	return again, err
 }

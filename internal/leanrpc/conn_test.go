@@ -168,8 +168,7 @@ func TestPeerProtocol(t *testing.T) {
 			p.headers(id, false, ":status", "200", "content-type", "application/grpc")
 			_ = p.fr.WriteData(id, true, []byte{0, 0, 0, 0, 0})
 		}, codes.Internal, "without a grpc-status"},
-		{"refused", func(p *peer, id uint32) { _ = p.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream) }, codes.Unavailable, "REFUSED_STREAM"},
-		{"goaway", func(p *peer, id uint32) { _ = p.fr.WriteGoAway(id-1, http2.ErrCodeNo, []byte("bye")) }, codes.Unavailable, "going away"},
+		{"reset", func(p *peer, id uint32) { _ = p.fr.WriteRSTStream(id, http2.ErrCodeInternal) }, codes.Internal, "INTERNAL_ERROR"},
 		{"two messages", func(p *peer, id uint32) {
 			p.headers(id, false, ":status", "200", "content-type", "application/grpc")
 			_ = p.fr.WriteData(id, false, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
@@ -353,6 +352,7 @@ func TestGoAwayDrain(t *testing.T) {
 	addr, peers := listenPeers(t)
 	c := dial(t, addr)
 	old := <-peers
+	was := c.eps[0].cur.Load()
 	first := make(chan error, 1)
 	go func() {
 		first <- c.Invoke(context.Background(), "/etcdserverpb.KV/Put", &pb.PutRequest{}, &pb.PutResponse{})
@@ -370,9 +370,9 @@ func TestGoAwayDrain(t *testing.T) {
 			p.reply(id, nil)
 		}
 	}()
-	// The GOAWAY reaches the reader at some point; until then a call may
-	// still take the old connection, which fails it (above the last id).
-	for c.Ready() && c.eps[0].cur.Load().ok.Load() {
+	// Wait for the new connection, dialled on the GOAWAY: a call sent before
+	// would reach the old peer (and be made again on the new connection).
+	for c.eps[0].cur.Load() == was {
 		time.Sleep(time.Millisecond)
 	}
 	if err := c.Invoke(context.Background(), "/etcdserverpb.KV/Put", &pb.PutRequest{}, &pb.PutResponse{}); err != nil {

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/internal/testcerts"
 )
 
@@ -29,11 +30,7 @@ func TestEtcd(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl, err := cluster.Start(ctx, cluster.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := clustertest.Start(t, cluster.Config{})
 	c := dial(t, strings.TrimPrefix(cl.Endpoints()[0], "http://"))
 	put := func(key string, value []byte) (*pb.PutResponse, error) {
 		var resp pb.PutResponse
@@ -122,11 +119,7 @@ func TestEtcdTLS(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl, err := cluster.Start(ctx, cluster.Config{TLS: &cluster.TLS{CertFile: files.ServerCert, KeyFile: files.ServerKey, TrustedCAFile: files.CA}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := clustertest.Start(t, cluster.Config{TLS: &cluster.TLS{CertFile: files.ServerCert, KeyFile: files.ServerKey, TrustedCAFile: files.CA}})
 	pem, err := os.ReadFile(files.CA)
 	if err != nil {
 		t.Fatal(err)

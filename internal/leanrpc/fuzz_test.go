@@ -97,7 +97,7 @@ func FuzzResponse(f *testing.F) {
 		defer tr.close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = tr.invoke(ctx, "/etcdserverpb.KV/Put", &pb.PutRequest{Key: []byte("k")}, &pb.PutResponse{})
+		_, _ = tr.invoke(ctx, "/etcdserverpb.KV/Put", &pb.PutRequest{Key: []byte("k")}, &pb.PutResponse{})
 		if ctx.Err() != nil {
 			t.Fatal("the call did not end with the connection")
 		}

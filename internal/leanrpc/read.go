@@ -1,10 +1,12 @@
 package leanrpc
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -30,6 +32,9 @@ type call struct {
 	code        codes.Code
 	msg         string
 	err         error // a transport or size error, in place of the status
+	// unprocessed: the server never processed the stream (it is above a
+	// GOAWAY's last stream id, or refused), so the call may be made again.
+	unprocessed bool
 }
 
 // finish signals the caller; the call is no longer in the streams map.
@@ -40,6 +45,7 @@ func (c *call) finish() { c.done <- struct{}{} }
 func (t *transport) read() {
 	defer close(t.done)
 	for {
+		t.throttle()
 		f, err := t.fr.ReadFrame()
 		if err != nil {
 			var se http2.StreamError
@@ -50,14 +56,8 @@ func (t *transport) read() {
 			t.fail(connError(t.addr, err))
 			return
 		}
-		t.activity.Store(true)
 		if err := t.dispatch(f); err != nil {
-			t.control(func() {
-				t.writeFrameHeader(8, http2.FrameGoAway, 0, 0)
-				var b [8]byte // last stream 0, PROTOCOL_ERROR
-				b[7] = byte(http2.ErrCodeProtocol)
-				t.bw.Write(b[:])
-			})
+			t.goAway(http2.ErrCodeProtocol)
 			t.fail(connError(t.addr, err))
 			return
 		}
@@ -77,6 +77,7 @@ func (t *transport) dispatch(f http2.Frame) error {
 	case *http2.RSTStreamFrame:
 		if c := t.remove(f.StreamID); c != nil {
 			c.err = status.Errorf(rstCode(f.ErrCode), "the server reset the stream: %s", f.ErrCode)
+			c.unprocessed = f.ErrCode == http2.ErrCodeRefusedStream
 			c.finish()
 		}
 	case *http2.SettingsFrame:
@@ -85,11 +86,7 @@ func (t *transport) dispatch(f http2.Frame) error {
 		}
 	case *http2.PingFrame:
 		if !f.IsAck() {
-			data := f.Data
-			t.control(func() {
-				t.writeFrameHeader(8, http2.FramePing, http2.FlagPingAck, 0)
-				t.bw.Write(data[:])
-			})
+			t.queue(http2.FramePing, http2.FlagPingAck, 0, f.Data[:], true)
 		}
 	case *http2.GoAwayFrame:
 		t.onGoAway(f)
@@ -138,7 +135,25 @@ func (t *transport) resetStream(id uint32, code http2.ErrCode, err error) {
 		c.err = err
 		c.finish()
 	}
-	t.control(func() { t.writeRST(id, code) })
+	t.queueRST(id, code, true)
+}
+
+// goAway tells the server, if the write buffer is free, that this client
+// closes the connection on an error of the server's; a writer blocked on the
+// connection leaves it unsaid.
+func (t *transport) goAway(code http2.ErrCode) {
+	if !t.wmu.TryLock() {
+		return
+	}
+	if t.werr == nil {
+		t.writeFrameHeader(8, http2.FrameGoAway, 0, 0)
+		var b [8]byte // last stream 0
+		binary.BigEndian.PutUint32(b[4:], uint32(code))
+		t.bw.Write(b[:])
+		_ = t.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		t.werr = t.bw.Flush()
+	}
+	t.wmu.Unlock()
 }
 
 // onData appends a DATA frame to its call's body and returns the window it
@@ -150,7 +165,7 @@ func (t *transport) onData(f *http2.DataFrame) {
 	if t.recvPending >= connWindow/4 {
 		inc := t.recvPending
 		t.recvPending = 0
-		t.control(func() { t.writeWindowUpdate(0, inc) })
+		t.queueWindowUpdate(0, inc)
 	}
 	c := t.lookup(f.StreamID)
 	if c == nil {
@@ -173,7 +188,7 @@ func (t *transport) onData(f *http2.DataFrame) {
 	if c.recvPending >= streamWindow/4 {
 		inc := c.recvPending
 		c.recvPending = 0
-		t.control(func() { t.writeWindowUpdate(f.StreamID, inc) })
+		t.queueWindowUpdate(f.StreamID, inc)
 	}
 }
 
@@ -250,25 +265,30 @@ func (t *transport) applySettings(f *http2.SettingsFrame) {
 	})
 	t.cond.Broadcast()
 	t.mu.Unlock()
-	write := func() {
+	if !t.ok.Load() { // the handshake: the connection is not shared yet
 		if hasTable {
 			t.henc.SetMaxDynamicTableSizeLimit(table)
 		}
 		t.writeFrameHeader(0, http2.FrameSettings, http2.FlagSettingsAck, 0)
+		return
 	}
-	if t.ok.Load() {
-		t.control(write)
-	} else {
-		write() // the handshake: the connection is not shared yet
+	if hasTable {
+		t.cmu.Lock()
+		t.ctable, t.ctableOK = table, true
+		t.cmu.Unlock()
 	}
+	t.queue(http2.FrameSettings, http2.FlagSettingsAck, 0, nil, true)
 }
 
 // onGoAway stops new calls on the connection and fails those the server will
-// not process (ids above its last); the others finish, and the server closes
-// the connection after them.
+// not process (ids above its last) as unprocessed, for another connection to
+// take; the others finish, and the connection closes after them. A server
+// that finds this client pinging too often says too_many_pings
+// (ENHANCE_YOUR_CALM), and the owner pings its next connections half as often.
 func (t *transport) onGoAway(f *http2.GoAwayFrame) {
 	t.ok.Store(false)
 	err := status.Errorf(codes.Unavailable, "the server at %s is going away (GOAWAY %s %q)", t.addr, f.ErrCode, f.DebugData())
+	tooManyPings := f.ErrCode == http2.ErrCodeEnhanceYourCalm && string(f.DebugData()) == "too_many_pings"
 	t.mu.Lock()
 	if t.err == nil {
 		t.err = err
@@ -285,7 +305,8 @@ func (t *transport) onGoAway(f *http2.GoAwayFrame) {
 	t.cond.Broadcast()
 	t.mu.Unlock()
 	for _, c := range gone {
-		c.err = err
+		c.err, c.unprocessed = err, true
 		c.finish()
 	}
+	t.leave(tooManyPings)
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -31,10 +30,34 @@ const (
 	bufSize = 32 << 10
 )
 
+// What gRPC-go v1.83 does, so that a run sees what a clientv3 application sees:
+const (
+	// minKeepaliveTime is the floor of a client's keepalive time:
+	// grpc.WithKeepaliveParams raises a shorter one to
+	// internal.KeepaliveMinPingTime, 10 s (dialoptions.go, internal/internal.go).
+	// It also keeps the pings slower than etcd's --grpc-keepalive-min-time (5 s
+	// by default), which answers a client pinging faster with GOAWAY
+	// too_many_pings.
+	minKeepaliveTime = 10 * time.Second
+	// maxStreamID is where a connection stops opening streams and a new one
+	// takes the calls: internal/transport's MaxStreamID, 75% of 2^31-1
+	// (defaults.go), well before the 31-bit ids run out.
+	maxStreamID = math.MaxInt32 / 4 * 3
+	// maxQueuedResponses is how many answers to the server's frames (PING and
+	// SETTINGS acks, resets) may wait to be written before the reader stops
+	// reading: internal/transport's maxQueuedControlBufferItems
+	// (envconfig.ControlBufferThrottleLimit, 100 by default).
+	maxQueuedResponses = 100
+)
+
 // transport is one HTTP/2 connection carrying unary gRPC calls: writers share
 // a buffered writer under wmu (the last one queued flushes, so concurrent
 // calls share a write syscall), and one reader goroutine dispatches the
-// frames to the waiting calls by stream id.
+// frames to the waiting calls by stream id. The reader, the keepalive and a
+// cancel never take wmu: their frames go into a control queue that the next
+// writer, or the control writer goroutine, moves into the buffer, so a write
+// blocked on a peer that stopped reading holds up no PING ack, window update
+// or keepalive timeout.
 type transport struct {
 	conn      net.Conn
 	addr      string
@@ -55,6 +78,20 @@ type transport struct {
 	hdr    [9]byte // a frame header being written
 	nextID uint32
 	werr   error // the first write error: every later write fails with it
+	// wtimeout bounds a write that makes no progress (0: none); the write
+	// deadline is moved on at most every wtimeout/8, from wrenew on.
+	wtimeout time.Duration
+	wrenew   time.Time
+
+	cmu      sync.Mutex
+	ccond    sync.Cond // on cmu: the queue was drained, or the connection ended
+	cbuf     []byte    // control frames queued
+	ctable   uint32    // a header table size for the encoder, set before its SETTINGS ack goes
+	ctableOK bool
+	cdead    bool          // the connection ended: the reader stops waiting
+	cresp    atomic.Int32  // answers to the server's frames in cbuf
+	cqueued  atomic.Bool   // cbuf holds frames
+	ckick    chan struct{} // capacity 1: wakes the control writer
 
 	mu       sync.Mutex
 	cond     sync.Cond // on mu: a send window opened, a stream slot freed, or the connection ended
@@ -65,7 +102,8 @@ type transport struct {
 	maxFrame int    // the largest DATA payload the server accepts
 	maxConc  uint32 // the server's MAX_CONCURRENT_STREAMS
 	err      error  // why the connection ended, once it has
-	retired  bool   // replaced by a new connection: close once idle
+	retired  bool   // replaced by a new connection or going away: close once idle
+	leaving  bool   // takes no new calls (GOAWAY, stream ids used up); gone has been told
 
 	// Reader state, touched by the reader goroutine only.
 	fr          *http2.Framer
@@ -73,14 +111,25 @@ type transport struct {
 	hcall       *call // the call whose header block is being decoded
 	hend        bool  // that header block ends its stream
 	recvPending uint32
-	activity    atomic.Bool // a frame arrived since the keepalive last looked
 	done        chan struct{}
+
+	// kaTime is the keepalive time (0: none), KeepaliveTimeout its timeout.
+	// lastRead is when bytes last arrived, in ns since born, for the
+	// keepalive.
+	kaTime   time.Duration
+	born     time.Time
+	lastRead atomic.Int64
+	// gone tells the connection's owner that it takes no new calls any more
+	// (a GOAWAY, its stream ids used up), so another is dialled at once;
+	// tooManyPings says the server's GOAWAY was too_many_pings.
+	gone func(tooManyPings bool)
 }
 
 // dialTransport connects to addr and exchanges the HTTP/2 preface and
 // settings; it returns once the server's SETTINGS have arrived, with the
-// reader running.
-func dialTransport(ctx context.Context, addr string, tlsCfg *tls.Config, opts *Options) (*transport, error) {
+// reader running, pinging after kaTime without reads (0: never) and telling
+// gone when it stops taking calls.
+func dialTransport(ctx context.Context, addr string, tlsCfg *tls.Config, opts *Options, kaTime time.Duration, gone func(bool)) (*transport, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -116,6 +165,7 @@ func dialTransport(ctx context.Context, addr string, tlsCfg *tls.Config, opts *O
 		return nil, err
 	}
 	_ = conn.SetDeadline(time.Time{})
+	t.kaTime, t.gone = kaTime, gone
 	t.start()
 	return t, nil
 }
@@ -127,10 +177,13 @@ func newTransport(conn net.Conn, addr, scheme string, opts *Options) (*transport
 		bw: bufio.NewWriterSize(conn, bufSize), nextID: 1,
 		streams: make(map[uint32]*call), sendConn: 65535, initSend: 65535,
 		maxFrame: 16384, maxConc: math.MaxUint32, done: make(chan struct{}),
+		ckick: make(chan struct{}, 1), born: time.Now(), kaTime: opts.KeepaliveTime,
+		gone: func(bool) {},
 	}
 	t.cond.L = &t.mu
+	t.ccond.L = &t.cmu
 	t.henc = hpack.NewEncoder(&t.hbuf)
-	t.fr = http2.NewFramer(nil, bufio.NewReaderSize(conn, bufSize))
+	t.fr = http2.NewFramer(nil, bufio.NewReaderSize(readClock{t}, bufSize))
 	t.fr.SetReuseFrames()
 	t.fr.SetMaxReadFrameSize(16384) // HTTP/2's default; none other is advertised
 	t.hdec = hpack.NewDecoder(4096, t.onField)
@@ -141,11 +194,27 @@ func newTransport(conn net.Conn, addr, scheme string, opts *Options) (*transport
 	return t, nil
 }
 
-// start makes the connection usable: the reader runs, and the keepalive.
+// readClock reads the connection, noting when bytes arrived.
+type readClock struct{ t *transport }
+
+func (r readClock) Read(p []byte) (int, error) {
+	n, err := r.t.conn.Read(p)
+	if n > 0 && r.t.kaTime > 0 {
+		r.t.lastRead.Store(int64(time.Since(r.t.born)))
+	}
+	return n, err
+}
+
+// start makes the connection usable: the reader runs, the control writer,
+// and the keepalive. A write that makes no progress fails the connection
+// after the keepalive timeout, plus the keepalive time when pings are on: a
+// ping is sent that long after the last read, and its answer given that long.
 func (t *transport) start() {
+	t.wtimeout = t.opts.KeepaliveTimeout + t.kaTime
 	t.ok.Store(true)
 	go t.read()
-	if t.opts.KeepaliveTime > 0 {
+	go t.writeControl()
+	if t.kaTime > 0 {
 		go t.keepalive()
 	}
 }
@@ -198,28 +267,31 @@ func (t *transport) writeWindowUpdate(id, inc uint32) {
 	t.bw.Write(b[:])
 }
 
-func (t *transport) writeRST(id uint32, code http2.ErrCode) {
-	t.writeFrameHeader(4, http2.FrameRSTStream, 0, id)
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], uint32(code))
-	t.bw.Write(b[:])
-}
-
-// lockWrite takes wmu, counting this writer as queued while it waits.
+// lockWrite takes wmu, counting this writer as queued while it waits, and
+// moves the write deadline on (a large frame is written through the buffer,
+// so the deadline covers every write, not only flushes).
 func (t *transport) lockWrite() {
 	t.waiting.Add(1)
 	t.wmu.Lock()
 	t.waiting.Add(-1)
+	if t.wtimeout > 0 {
+		if now := time.Now(); now.After(t.wrenew) {
+			_ = t.conn.SetWriteDeadline(now.Add(t.wtimeout))
+			t.wrenew = now.Add(t.wtimeout / 8)
+		}
+	}
 }
 
 // unlockWrite flushes unless another writer is queued (it will flush what
 // this one wrote with its own), and releases wmu. A write error is kept and
-// closes the connection, so the reader fails the calls in flight.
+// fails the connection with the calls in flight.
 func (t *transport) unlockWrite() error {
 	if t.werr == nil && t.waiting.Load() == 0 {
-		t.werr = t.bw.Flush()
-		if t.werr != nil {
-			t.conn.Close()
+		if t.cqueued.Load() {
+			t.drainControl()
+		}
+		if t.werr = t.bw.Flush(); t.werr != nil {
+			t.fail(connError(t.addr, t.werr))
 		}
 	}
 	err := t.werr
@@ -227,14 +299,86 @@ func (t *transport) unlockWrite() error {
 	return err
 }
 
-// control writes one connection-level frame (an ack, a window update, a
-// reset) from the reader or the keepalive.
-func (t *transport) control(write func()) {
-	t.lockWrite()
-	if t.werr == nil {
-		write()
+// queue adds a connection-level frame (an ack, a window update, a reset, a
+// ping) to the control queue and wakes the control writer; resp counts it
+// among the answers to the server's frames.
+func (t *transport) queue(typ http2.FrameType, flags http2.Flags, id uint32, payload []byte, resp bool) {
+	t.cmu.Lock()
+	n := len(payload)
+	t.cbuf = append(t.cbuf, byte(n>>16), byte(n>>8), byte(n), byte(typ), byte(flags),
+		byte(id>>24), byte(id>>16), byte(id>>8), byte(id))
+	t.cbuf = append(t.cbuf, payload...)
+	t.cqueued.Store(true)
+	if resp {
+		t.cresp.Add(1)
 	}
-	_ = t.unlockWrite()
+	t.cmu.Unlock()
+	select {
+	case t.ckick <- struct{}{}:
+	default:
+	}
+}
+
+func (t *transport) queueWindowUpdate(id, inc uint32) {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], inc)
+	t.queue(http2.FrameWindowUpdate, 0, id, b[:], false)
+}
+
+func (t *transport) queueRST(id uint32, code http2.ErrCode, resp bool) {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], uint32(code))
+	t.queue(http2.FrameRSTStream, 0, id, b[:], resp)
+}
+
+// drainControl moves the queued control frames into the write buffer; wmu
+// is held.
+func (t *transport) drainControl() {
+	t.cmu.Lock()
+	if t.ctableOK {
+		t.henc.SetMaxDynamicTableSizeLimit(t.ctable)
+		t.ctableOK = false
+	}
+	t.bw.Write(t.cbuf)
+	t.cbuf = t.cbuf[:0]
+	t.cqueued.Store(false)
+	t.cresp.Store(0)
+	t.ccond.Broadcast()
+	t.cmu.Unlock()
+}
+
+// writeControl writes the queued control frames when no call's writer
+// does, until the connection ends.
+func (t *transport) writeControl() {
+	for {
+		select {
+		case <-t.ckick:
+		case <-t.done:
+			return
+		}
+		if !t.cqueued.Load() {
+			continue // a writer took them
+		}
+		t.lockWrite()
+		if t.werr == nil {
+			t.drainControl()
+		}
+		_ = t.unlockWrite()
+	}
+}
+
+// throttle holds the reader while too many of its answers wait to be
+// written (a server that sends PINGs and does not read), as gRPC-go's reader
+// does.
+func (t *transport) throttle() {
+	if t.cresp.Load() < maxQueuedResponses {
+		return
+	}
+	t.cmu.Lock()
+	for t.cresp.Load() >= maxQueuedResponses && !t.cdead {
+		t.ccond.Wait()
+	}
+	t.cmu.Unlock()
 }
 
 // reserve waits for a stream slot under the server's MAX_CONCURRENT_STREAMS.
@@ -249,7 +393,7 @@ func (t *transport) reserve(ctx context.Context) error {
 		}
 	}
 	if t.err != nil {
-		return t.err
+		return notSent{t.err}
 	}
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
@@ -278,13 +422,16 @@ func (t *transport) send(ctx context.Context, c *call, path, timeout string, msg
 		err := t.werr
 		t.wmu.Unlock()
 		t.release()
-		return connError(t.addr, err)
+		return notSent{connError(t.addr, err)}
+	}
+	if t.nextID > maxStreamID {
+		t.wmu.Unlock()
+		t.release()
+		t.leave(false)
+		return notSent{status.Errorf(codes.Unavailable, "the connection to %s has used its stream ids", t.addr)}
 	}
 	id := t.nextID
 	t.nextID += 2
-	if t.nextID > math.MaxInt32-2 {
-		t.ok.Store(false) // stream ids run out: the next call dials anew
-	}
 	c.id = id
 	t.mu.Lock()
 	if t.err != nil {
@@ -292,7 +439,7 @@ func (t *transport) send(ctx context.Context, c *call, path, timeout string, msg
 		t.mu.Unlock()
 		t.wmu.Unlock()
 		t.release()
-		return err
+		return notSent{err}
 	}
 	c.sendWin = t.initSend
 	t.streams[id] = c
@@ -326,6 +473,9 @@ func (t *transport) send(ctx context.Context, c *call, path, timeout string, msg
 			return connError(t.addr, err)
 		}
 		if flags != 0 {
+			if id+2 > maxStreamID {
+				t.leave(false) // the last id: a new connection takes the next call
+			}
 			return nil
 		}
 		var err error
@@ -400,7 +550,7 @@ func (t *transport) cancel(c *call) bool {
 	idle := t.retired && t.active == 0
 	t.mu.Unlock()
 	if open {
-		t.control(func() { t.writeRST(c.id, http2.ErrCodeCancel) })
+		t.queueRST(c.id, http2.ErrCodeCancel, false)
 	}
 	if idle {
 		t.conn.Close()
@@ -412,6 +562,10 @@ func (t *transport) cancel(c *call) bool {
 // every later call on it.
 func (t *transport) fail(err error) {
 	t.ok.Store(false)
+	t.cmu.Lock()
+	t.cdead = true
+	t.ccond.Broadcast()
+	t.cmu.Unlock()
 	t.mu.Lock()
 	if t.err == nil {
 		t.err = err
@@ -450,39 +604,62 @@ func (t *transport) close() {
 	<-t.done
 }
 
-// keepalive pings the server when nothing arrived for KeepaliveTime and
-// closes the connection when the ping is not answered within
-// KeepaliveTimeout, as gRPC's client keepalive does.
+// leave stops new calls on the connection, closes it once its calls have
+// finished, and tells the owner (once) so that another is dialled.
+func (t *transport) leave(tooManyPings bool) {
+	t.ok.Store(false)
+	t.mu.Lock()
+	first := !t.leaving
+	t.leaving, t.retired = true, true
+	idle := t.active == 0
+	t.mu.Unlock()
+	if idle {
+		t.conn.Close()
+	}
+	if first {
+		t.gone(tooManyPings)
+	}
+}
+
+// keepalive pings the server when nothing arrived for kaTime and closes the
+// connection when nothing arrives within KeepaliveTimeout of the ping: gRPC-go's
+// client keepalive (internal/transport/http2_client.go), timed from the last
+// read. With no call in flight it pings only if PermitWithoutStream.
 func (t *transport) keepalive() {
-	tick := time.NewTicker(t.opts.KeepaliveTime)
-	defer tick.Stop()
+	timer := time.NewTimer(t.kaTime)
+	defer timer.Stop()
+	var prev int64 // lastRead when the timer last fired
+	pinging := false
+	var left time.Duration // of the ping's timeout
+	zero := make([]byte, 8)
 	for {
 		select {
 		case <-t.done:
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
-		if t.activity.Swap(false) {
+		if last := t.lastRead.Load(); last > prev {
+			prev, pinging = last, false
+			timer.Reset(time.Duration(last) + t.kaTime - time.Since(t.born))
 			continue
 		}
-		t.mu.Lock()
-		idle := t.active == 0
-		t.mu.Unlock()
-		if idle && !t.opts.PermitWithoutStream {
-			continue
-		}
-		t.control(func() {
-			t.writeFrameHeader(8, http2.FramePing, 0, 0)
-			t.bw.Write(make([]byte, 8))
-		})
-		select {
-		case <-t.done:
-			return
-		case <-time.After(t.opts.KeepaliveTimeout):
-		}
-		if !t.activity.Load() {
-			t.fail(connError(t.addr, errors.New("keepalive ping not answered")))
+		if pinging && left <= 0 {
+			t.fail(connError(t.addr, fmt.Errorf("keepalive ping not answered within %s", t.opts.KeepaliveTimeout)))
 			return
 		}
+		if !pinging {
+			t.mu.Lock()
+			idle := t.active == 0
+			t.mu.Unlock()
+			if idle && !t.opts.PermitWithoutStream {
+				timer.Reset(t.kaTime)
+				continue
+			}
+			t.queue(http2.FramePing, 0, 0, zero, false)
+			pinging, left = true, t.opts.KeepaliveTimeout
+		}
+		d := min(t.kaTime, left)
+		left -= d
+		timer.Reset(d)
 	}
 }

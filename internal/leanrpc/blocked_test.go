@@ -1,0 +1,133 @@
+package leanrpc
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"golang.org/x/net/http2"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// bigWindows are a server's settings that let a client send 64 MiB without
+// waiting for a window update: only the socket holds it back.
+var bigWindows = []http2.Setting{{ID: http2.SettingInitialWindowSize, Val: 1 << 30}, {ID: http2.SettingMaxFrameSize, Val: 1 << 20}}
+
+// blockWriter starts a put of 64 MiB on c, which the peer p does not read,
+// and returns once the put's writer holds the connection's write lock for
+// 100 ms on end (blocked in its syscall). The put's error goes to done.
+func blockWriter(t *testing.T, c *Conn, p *peer, done chan<- error) *transport {
+	t.Helper()
+	if err := p.fr.WriteWindowUpdate(0, 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	tr := c.eps[0].cur.Load()
+	go func() {
+		done <- c.Invoke(context.Background(), "/etcdserverpb.KV/Put", &pb.PutRequest{Key: []byte("big"), Value: make([]byte, 64<<20)}, &pb.PutResponse{})
+	}()
+	for held, deadline := 0, time.Now().Add(20*time.Second); held < 20; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never blocked")
+		}
+		if tr.wmu.TryLock() {
+			tr.wmu.Unlock()
+			held = 0
+		} else {
+			held++
+		}
+	}
+	return tr
+}
+
+func bigOpts() Options {
+	o := opts()
+	o.MaxSendMsgSize = 128 << 20
+	return o
+}
+
+// TestReaderNotBehindWriter: while a writer is blocked on a peer that does not
+// read, the reader goes on: a PING from the peer (whose ack cannot go out yet)
+// does not stop the answer that follows it from reaching its call. Once the
+// peer reads again, the ack is there.
+func TestReaderNotBehindWriter(t *testing.T) {
+	addr, peers := listenPeers(t, bigWindows...)
+	c, err := Dial(context.Background(), []string{addr}, bigOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := <-peers
+	small := make(chan error, 1)
+	go func() {
+		small <- c.Invoke(context.Background(), "/etcdserverpb.KV/Put", &pb.PutRequest{Key: []byte("small")}, &pb.PutResponse{})
+	}()
+	id, _, _, err := p.request()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make(chan error, 1)
+	blockWriter(t, c, p, big)
+	if err := p.fr.WritePing(false, [8]byte{7}); err != nil {
+		t.Fatal(err)
+	}
+	p.reply(id, nil)
+	select {
+	case err := <-small:
+		if err != nil {
+			t.Errorf("the small put: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the answer behind a PING did not reach its call while a write was blocked")
+	}
+	// The peer reads again: the big put and the ack arrive.
+	bigID, _, _, err := p.request()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.reply(bigID, nil)
+	if err := <-big; err != nil {
+		t.Errorf("the big put: %v", err)
+	}
+	if data, err := p.pingAck(); err != nil || data != [8]byte{7} {
+		t.Errorf("PING ack %v (%v)", data, err)
+	}
+}
+
+// TestWriteBlockedPeer: a peer that stops reading (and says nothing) fails
+// the connection and its calls with Unavailable, with keepalive off (the
+// write deadline) and on (the ping is not answered).
+func TestWriteBlockedPeer(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ka      time.Duration
+		timeout time.Duration
+	}{
+		{"keepalive off", 0, 300 * time.Millisecond},
+		{"keepalive on", 100 * time.Millisecond, 300 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, peers := listenPeers(t, bigWindows...)
+			o := bigOpts()
+			o.KeepaliveTime, o.KeepaliveTimeout, o.keepaliveFloor = tc.ka, tc.timeout, tc.ka
+			c, err := Dial(context.Background(), []string{addr}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			p := <-peers
+			big := make(chan error, 1)
+			blockWriter(t, c, p, big)
+			select {
+			case err := <-big:
+				if status.Code(err) != codes.Unavailable {
+					t.Errorf("a put to a peer that stopped reading: %v, want Unavailable", err)
+				}
+				t.Logf("%v", err)
+			case <-time.After(20 * time.Second):
+				t.Fatal("a put to a peer that stopped reading still waits after 20 s")
+			}
+		})
+	}
+}
