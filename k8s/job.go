@@ -110,17 +110,26 @@ func (j Job) Validate() error {
 	if len(j.Args) == 0 || (j.Args[0] != "bench" && j.Args[0] != "check") {
 		return errors.New("give the worker's command after --: bench <workload> [flags] or check [flags]")
 	}
-	if !hasFlag(j.Args, "endpoints") {
-		return errors.New("give --endpoints after --: without it each pod would benchmark an embedded etcd of its own")
+	return checkPodArgs(j.Args, ownFlags, j.TLSSecret != "", "each pod would benchmark")
+}
+
+// hasFlag reports whether args set --name (as --name=v or --name v).
+// checkPodArgs checks the flags given after -- for the pods: --endpoints is
+// there (without it, what a pod would do goes to an embedded etcd of its own),
+// none of the flags the manifest sets (own), and no TLS files where a Secret
+// passes them.
+func checkPodArgs(args, own []string, tlsSecret bool, what string) error {
+	if !hasFlag(args, "endpoints") {
+		return fmt.Errorf("give --endpoints after --: without it %s an embedded etcd of its own", what)
 	}
-	for _, f := range ownFlags {
-		if hasFlag(j.Args, f) {
-			return fmt.Errorf("--%s after --: the manifest sets it for each worker", f)
+	for _, f := range own {
+		if hasFlag(args, f) {
+			return fmt.Errorf("--%s after --: the manifest sets it", f)
 		}
 	}
-	if j.TLSSecret != "" {
+	if tlsSecret {
 		for _, f := range []string{"cacert", "cert", "key"} {
-			if hasFlag(j.Args, f) {
+			if hasFlag(args, f) {
 				return fmt.Errorf("--%s after -- conflicts with --tls-secret, which passes the Secret's files", f)
 			}
 		}
@@ -128,7 +137,6 @@ func (j Job) Validate() error {
 	return nil
 }
 
-// hasFlag reports whether args set --name (as --name=v or --name v).
 func hasFlag(args []string, name string) bool {
 	return slices.ContainsFunc(args, func(a string) bool { return a == "--"+name || strings.HasPrefix(a, "--"+name+"=") })
 }

@@ -27,3 +27,26 @@ The default --image is the one 'make image' builds from this binary's commit
 from (skopeo copy oci-archive:bin/etcdperf-image.tar docker://REGISTRY/etcdperf:TAG)
 or load it into a kind cluster (kind load image-archive bin/etcdperf-image.tar),
 and pass --image when its name differs. Any image with etcdperf on its PATH works.`
+
+// CanaryUsage is 'k8s canary' help text.
+const CanaryUsage = `canary prints what runs etcdperf serve in a cluster: a Deployment of one pod (replaced
+by stopping it first, so two canaries never probe one prefix at once), a Service in
+front of its /metrics on port 9379, a ServiceMonitor and a PrometheusRule for the
+Prometheus Operator. serve's flags go after -- (--endpoints among them); the manifest
+sets --every, --listen and --results-dir, and --tls-secret mounts a Secret (ca.crt,
+tls.crt, tls.key) read-only and passes its files.
+
+The PrometheusRule's alerts count in probe periods (--every):
+  EtcdperfDiskFail           the disk class graded fail on two probes in a row
+  EtcdperfClassFail          any other class graded fail on two probes in a row
+  EtcdperfNoSuccessfulProbe  no successful probe for 3 periods
+  EtcdperfNoLeader           no leader for 1m (as the etcd mixin's etcdNoLeader)
+  EtcdperfProbeLatencyHigh   the probe's p99 over 10 periods (at least 5m) above --p99
+Their promtool tests are k8s/testdata/canary-rules-test.yaml. -w json also carries the
+rules as a plain rule file, for a Prometheus without the operator.
+
+The pod passes Pod Security's restricted profile (uid 65532, the runtime's seccomp
+profile, no capabilities, a read-only root filesystem); its run files live on a
+size-limited emptyDir. The light fsync probe needs a member's data dir on the pod's
+host, which restricted pods cannot mount: in a cluster the disk is graded from the
+members' own WAL fsync and backend commit histograms.`

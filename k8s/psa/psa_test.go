@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
@@ -61,5 +62,42 @@ func TestRestricted(t *testing.T) {
 		t.Error("a pod without a seccomp profile passed: the evaluator checks nothing")
 	} else {
 		t.Logf("without seccomp: %s", agg.ForbiddenReason())
+	}
+}
+
+// TestCanaryRestricted: the canary's Deployment pod passes the restricted
+// profile, with and without TLS; without the seccomp profile it is refused.
+func TestCanaryRestricted(t *testing.T) {
+	eval, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := api.LevelVersion{Level: api.LevelRestricted, Version: api.LatestVersion()}
+	base := k8s.Canary{Name: "etcdperf-canary", Image: k8s.Repository + ":v1", Args: []string{"--endpoints=https://etcd:2379"},
+		Every: time.Minute, CPU: "500m", Memory: "256Mi", P99: 100 * time.Millisecond}
+	deployment := func(c k8s.Canary) appsv1.Deployment {
+		out, err := k8s.CanaryManifest(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d appsv1.Deployment
+		if err := yaml.UnmarshalStrict(bytes.Split(out, []byte("\n---\n"))[0], &d); err != nil {
+			t.Fatalf("not an apps/v1 Deployment: %v", err)
+		}
+		return d
+	}
+	for _, secret := range []string{"", "etcd-client"} {
+		c := base
+		c.TLSSecret = secret
+		d := deployment(c)
+		agg := policy.AggregateCheckResults(eval.EvaluatePod(lv, &d.Spec.Template.ObjectMeta, &d.Spec.Template.Spec))
+		if !agg.Allowed {
+			t.Errorf("canary (tls secret %q): restricted refuses it: %s: %s", secret, agg.ForbiddenReason(), agg.ForbiddenDetail())
+		}
+	}
+	d := deployment(base)
+	d.Spec.Template.Spec.SecurityContext.SeccompProfile = nil
+	if agg := policy.AggregateCheckResults(eval.EvaluatePod(lv, &d.Spec.Template.ObjectMeta, &d.Spec.Template.Spec)); agg.Allowed {
+		t.Error("a canary pod without a seccomp profile passed: the evaluator checks nothing")
 	}
 }

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etcdperf/etcdperf/check"
+	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/serve"
+)
+
+// defaultServePrefix keeps the canary's keys apart from check's and bench's.
+const defaultServePrefix = "/etcdperf/serve/"
+
+type serveFlags struct {
+	every, maxBackoff time.Duration
+	load, profile     string
+	listen, prefix    string
+	diskDir           string
+	keep, probes      int
+	p99               time.Duration
+}
+
+func newServeCmd(a *app) *cobra.Command {
+	sf := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Probe a cluster on a schedule and export the verdict as Prometheus metrics (a canary)",
+		Long:  serve.Usage,
+		Example: `  etcdperf serve --endpoints 10.0.0.1:2379 --every 1m
+  etcdperf serve --endpoints https://etcd:2379 --cacert ca.crt --load s --every 5m --listen :9379`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runServe(cmd, sf) },
+	}
+	f := cmd.Flags()
+	f.DurationVar(&sf.every, "every", time.Minute, "period of the probes (start to start)")
+	f.DurationVar(&sf.maxBackoff, "max-backoff", 0, "longest wait between probes while they fail, doubling from --every (default 8 × --every)")
+	f.StringVar(&sf.load, "load", serve.LoadTiny, "probe load: tiny (10 req/s for 5 s), or etcdctl check perf's s, m, l, xl")
+	f.StringVar(&sf.profile, "profile", "", "profile name or YAML file of the probe's load instead of --load (its duration must fit in half of --every)")
+	f.StringVar(&sf.listen, "listen", serve.DefaultListen, "address of /metrics, /healthz and the status page (:9379 for every interface)")
+	f.StringVar(&sf.prefix, "prefix", defaultServePrefix, "key prefix the probes write under and delete after each probe; serve refuses to start when it holds keys")
+	f.StringVar(&sf.diskDir, "disk-dir", "", "a folder on a member's data disk on this host for the light fsync probe (default: the embedded etcd's data dir; none for --endpoints)")
+	f.IntVar(&sf.keep, "keep", 24, "run files kept in --results-dir (the oldest of serve's are removed)")
+	f.IntVar(&sf.probes, "probes", 0, "stop after this many probes (0: run until SIGTERM or Ctrl-C)")
+	f.DurationVar(&sf.p99, "p99", 0, "p99 response-time threshold of the verdict (default: the profile's SLO, else 100ms)")
+	return cmd
+}
+
+// probeProfile is the profile of --load or --profile.
+func (sf *serveFlags) probeProfile(loadSet bool) (*profiles.Profile, error) {
+	if loadSet && sf.profile != "" {
+		return nil, errors.New("give --load or --profile, not both")
+	}
+	if sf.profile != "" {
+		e, err := profiles.Load(sf.profile)
+		return e.Profile, err
+	}
+	if sf.load == serve.LoadTiny {
+		return serve.TinyProfile()
+	}
+	name, err := check.LoadProfile(sf.load)
+	if err != nil {
+		return nil, errors.New(strings.Replace(err.Error(), "want s,", "want tiny, s,", 1))
+	}
+	e, err := profiles.Load(name)
+	return e.Profile, err
+}
+
+func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
+	p, err := sf.probeProfile(cmd.Flags().Changed("load"))
+	if err != nil {
+		return usageErr(err)
+	}
+	sched := serve.Schedule{Every: sf.every, MaxBackoff: sf.maxBackoff, Probes: sf.probes}
+	prober := &serve.Prober{Profile: p, Prefix: sf.prefix, CommandTimeout: a.conn.CommandTimeout, DialTimeout: a.conn.DialTimeout,
+		Keep: &serve.Keeper{Dir: a.resultsDir, N: sf.keep}}
+	prober.P99, prober.P99Source = check.P99Limit(sf.p99, p)
+	if err := prober.Validate(sf.every); err != nil {
+		return usageErr(err)
+	}
+	l, err := net.Listen("tcp", sf.listen)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer l.Close()
+	ctx := cmd.Context()
+	t, clis, release, err := a.openLoad(ctx, max(p.Connections, 1))
+	if err != nil {
+		return err
+	}
+	defer release()
+	prober.Target, prober.Clients = t, clis
+	prober.NewRun = func() *results.Run { return a.newRun(cmd, "serve", t) }
+	prober.DiskDir = sf.diskDir
+	if prober.DiskDir == "" {
+		prober.DiskDir = t.DataDir()
+	}
+	if err := prober.CheckPrefix(ctx); err != nil {
+		return usageErr(err)
+	}
+	bi := buildInfo()
+	c := &serve.Canary{Schedule: sched, Exporter: serve.NewExporter(serve.BuildInfo{Version: bi.Version, Revision: bi.Commit, GoVersion: bi.Go}),
+		Page: &serve.Page{Target: strings.Join(t.Info.Endpoints, ",")}}
+	start := serve.Startup{Listen: l.Addr().String(), Endpoints: t.Info.Endpoints, Embedded: t.Info.Embedded, Profile: p.Name,
+		RatePerS: p.Rate, DurationS: time.Duration(p.Duration + p.Warmup).Seconds(), EveryS: sf.every.Seconds(), Prefix: sf.prefix,
+		DiskDir: prober.DiskDir, ResultsDir: a.resultsDir, Keep: sf.keep}
+	if err := report.Print(a.stdout, a.output, start); err != nil {
+		return err
+	}
+	return c.Run(ctx, l, prober.Probe)
+}

@@ -1,0 +1,498 @@
+package k8s
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// CanaryPort is the canary's HTTP port (serve.DefaultListen's).
+const CanaryPort = 9379
+
+// Canary describes what runs etcdperf serve in a cluster: a Deployment of one
+// pod, a Service in front of its /metrics, a ServiceMonitor that has the
+// Prometheus Operator scrape it, and a PrometheusRule with its alerts.
+type Canary struct {
+	Name      string
+	Namespace string
+	Image     string
+	// Args are serve's flags (--endpoints among them); the manifest adds
+	// --every, --listen, --results-dir and, with TLSSecret, the TLS files.
+	Args      []string
+	Every     time.Duration
+	TLSSecret string
+	CPU       string
+	Memory    string
+	// P99 is the probe latency alert's threshold.
+	P99 time.Duration
+	// RuleLabels are added to the ServiceMonitor and the PrometheusRule, for the
+	// operator's serviceMonitorSelector and ruleSelector (e.g. release=prometheus).
+	RuleLabels map[string]string
+}
+
+// flags the canary manifest sets itself.
+var canaryOwnFlags = []string{"every", "listen", "results-dir", "run-file", "probes"}
+
+// Validate checks the canary before writing it.
+func (c Canary) Validate() error {
+	switch {
+	case !dns1123.MatchString(c.Name) || len(c.Name) > 50:
+		return fmt.Errorf("--name %q: want lower-case letters, digits and '-', at most 50 characters", c.Name)
+	case c.Namespace != "" && (!dns1123.MatchString(c.Namespace) || len(c.Namespace) > 63):
+		return fmt.Errorf("--namespace %q is not a valid namespace name", c.Namespace)
+	case c.Image == "":
+		return errors.New("--image must not be empty")
+	case c.Every < time.Second || c.Every%time.Second != 0:
+		return fmt.Errorf("--every %s: want whole seconds, at least 1s", c.Every)
+	case c.P99 <= 0:
+		return fmt.Errorf("--p99 %s: want a positive duration", c.P99)
+	case c.TLSSecret != "" && !dns1123.MatchString(strings.ReplaceAll(c.TLSSecret, ".", "-")):
+		return fmt.Errorf("--tls-secret %q is not a valid Secret name", c.TLSSecret)
+	case !quantity.MatchString(c.CPU) || strings.Trim(c.CPU, "0.m") == "":
+		return fmt.Errorf("--cpu %q: want a positive quantity, e.g. 500m", c.CPU)
+	case !quantity.MatchString(c.Memory) || strings.Trim(c.Memory, "0.kMGTi") == "":
+		return fmt.Errorf("--memory %q: want a positive quantity, e.g. 256Mi", c.Memory)
+	}
+	if len(c.Args) > 0 && c.Args[0] == "serve" {
+		return errors.New("give serve's flags after --, without the word serve")
+	}
+	if err := checkPodArgs(c.Args, canaryOwnFlags, c.TLSSecret != "", "the pod would probe"); err != nil {
+		return err
+	}
+	for k, v := range c.RuleLabels {
+		if k == "" || strings.ContainsAny(k+v, " \n\"") {
+			return fmt.Errorf("--rule-labels %s=%s: want key=value", k, v)
+		}
+	}
+	return nil
+}
+
+// ServeArgs are the container's arguments: etcdperf serve with the manifest's
+// flags and the user's.
+func (c Canary) ServeArgs() []string {
+	args := []string{"serve",
+		"--every=" + c.Every.String(),
+		fmt.Sprintf("--listen=:%d", CanaryPort),
+		"--results-dir=" + resultsDir,
+	}
+	args = append(args, c.Args...)
+	if c.TLSSecret != "" {
+		args = append(args, "--cacert="+tlsDir+"/ca.crt", "--cert="+tlsDir+"/tls.crt", "--key="+tlsDir+"/tls.key")
+	}
+	return args
+}
+
+// CanaryManifest returns the YAML of the Deployment, the Service, the
+// ServiceMonitor and the PrometheusRule.
+func CanaryManifest(c Canary) ([]byte, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	ns := ""
+	if c.Namespace != "" {
+		ns = " -n " + c.Namespace
+	}
+	fmt.Fprintf(&b, "# etcdperf canary: one pod runs `etcdperf %s`.\n", strings.Join(c.ServeArgs(), " "))
+	fmt.Fprintf(&b, "#   kubectl%s apply -f <this file>\n", ns)
+	fmt.Fprintf(&b, "# The ServiceMonitor and PrometheusRule need the Prometheus Operator's CRDs (monitoring.coreos.com/v1).\n")
+	fmt.Fprintf(&b, "# Status page: kubectl%s port-forward svc/%s %d:%d, then http://127.0.0.1:%d/\n", ns, c.Name, CanaryPort, CanaryPort, CanaryPort)
+	docs := []any{c.deployment(), c.service(), c.serviceMonitor(), c.prometheusRule()}
+	for i, d := range docs {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		if err := encodeYAML(&b, d); err != nil {
+			return nil, err
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// CanaryRulesFile is the PrometheusRule's groups as a Prometheus rule file
+// (for promtool, or a Prometheus without the operator).
+func CanaryRulesFile(c Canary) ([]byte, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	err := encodeYAML(&b, ruleSpec{Groups: c.ruleGroups()})
+	return b.Bytes(), err
+}
+
+func encodeYAML(b *bytes.Buffer, v any) error {
+	enc := yaml.NewEncoder(b)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("k8s manifest: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("k8s manifest: %w", err)
+	}
+	return nil
+}
+
+func (c Canary) labels() map[string]string {
+	return map[string]string{"app.kubernetes.io/name": "etcdperf", "app.kubernetes.io/component": "canary", "etcdperf.io/canary": c.Name}
+}
+
+func (c Canary) labelsWith(extra map[string]string) map[string]string {
+	l := c.labels()
+	for k, v := range extra {
+		l[k] = v
+	}
+	return l
+}
+
+func (c Canary) deployment() deployment {
+	r := map[string]string{"cpu": c.CPU, "memory": c.Memory}
+	health := &httpProbe{HTTPGet: httpGet{Path: "/healthz", Port: "metrics"}, PeriodSeconds: 30, TimeoutSeconds: 5, FailureThreshold: 3}
+	ctr := canaryContainer{
+		container: container{
+			Name: "serve", Image: c.Image, Command: []string{"etcdperf"}, Args: c.ServeArgs(),
+			Resources:       &resources{Requests: r, Limits: r},
+			VolumeMounts:    []volumeMount{{Name: "results", MountPath: resultsDir}, {Name: "scratch", MountPath: scratchDir}},
+			SecurityContext: restricted(),
+		},
+		Ports:         []containerPort{{Name: "metrics", ContainerPort: CanaryPort, Protocol: "TCP"}},
+		LivenessProbe: health,
+	}
+	// Bounded: serve keeps --keep run files (24 by default, each well under a MiB).
+	vols := []canaryVolume{
+		{Name: "results", EmptyDir: &emptyDir{SizeLimit: "256Mi"}},
+		{Name: "scratch", EmptyDir: &emptyDir{SizeLimit: "64Mi"}},
+	}
+	if c.TLSSecret != "" {
+		ctr.VolumeMounts = append(ctr.VolumeMounts, volumeMount{Name: "tls", MountPath: tlsDir, ReadOnly: true})
+		vols = append(vols, canaryVolume{Name: "tls", Secret: &secretSource{SecretName: c.TLSSecret}})
+	}
+	return deployment{
+		APIVersion: "apps/v1", Kind: "Deployment",
+		Metadata: meta{Name: c.Name, Namespace: c.Namespace, Labels: c.labels()},
+		Spec: deploymentSpec{
+			// One pod, replaced by stopping it first: two canaries would probe the
+			// same prefix at once, and serve refuses a prefix that holds keys.
+			Replicas: 1, Strategy: strategy{Type: "Recreate"},
+			Selector: labelSelector{MatchLabels: map[string]string{"etcdperf.io/canary": c.Name}},
+			Template: canaryPodTemplate{
+				Metadata: meta{Labels: c.labels()},
+				Spec: canaryPodSpec{
+					SecurityContext: podSecurity(),
+					// SIGTERM stops the probe in progress and deletes its keys (bench's cleanup, up to 30 s).
+					TerminationGracePeriodSeconds: 45,
+					Containers:                    []canaryContainer{ctr},
+					Volumes:                       vols,
+				},
+			},
+		},
+	}
+}
+
+func (c Canary) service() service {
+	return service{
+		APIVersion: "v1", Kind: "Service",
+		Metadata: meta{Name: c.Name, Namespace: c.Namespace, Labels: c.labels()},
+		Spec: serviceSpec{
+			Selector: map[string]string{"etcdperf.io/canary": c.Name},
+			Ports:    []servicePort{{Name: "metrics", Port: CanaryPort, TargetPort: "metrics", Protocol: "TCP"}},
+		},
+	}
+}
+
+// ScrapeInterval is the ServiceMonitor's: a third of the probe period (so each
+// probe's series are scraped before the next replaces them), at most 30 s,
+// Prometheus' usual interval, and at least 1 s.
+func (c Canary) ScrapeInterval() time.Duration {
+	return max(time.Second, min(30*time.Second, (c.Every/3).Truncate(time.Second)))
+}
+
+func (c Canary) serviceMonitor() serviceMonitor {
+	return serviceMonitor{
+		APIVersion: "monitoring.coreos.com/v1", Kind: "ServiceMonitor",
+		Metadata: meta{Name: c.Name, Namespace: c.Namespace, Labels: c.labelsWith(c.RuleLabels)},
+		Spec: serviceMonitorSpec{
+			Selector:  labelSelector{MatchLabels: map[string]string{"etcdperf.io/canary": c.Name}},
+			Endpoints: []smEndpoint{{Port: "metrics", Path: "/metrics", Interval: promDuration(c.ScrapeInterval())}},
+		},
+	}
+}
+
+func (c Canary) prometheusRule() prometheusRule {
+	return prometheusRule{
+		APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule",
+		Metadata: meta{Name: c.Name, Namespace: c.Namespace, Labels: c.labelsWith(c.RuleLabels)},
+		Spec:     ruleSpec{Groups: c.ruleGroups()},
+	}
+}
+
+// Alert names of the canary's rules.
+const (
+	AlertDiskFail      = "EtcdperfDiskFail"
+	AlertClassFail     = "EtcdperfClassFail"
+	AlertNoSuccess     = "EtcdperfNoSuccessfulProbe"
+	AlertNoLeader      = "EtcdperfNoLeader"
+	AlertLatencyHigh   = "EtcdperfProbeLatencyHigh"
+	noSuccessTicks     = 3
+	latencyWindowTicks = 10
+)
+
+// ruleGroups are the canary's alerts, timed in probe periods (ticks):
+//   - the disk class fail on two probes in a row (the series held fail for 1.5
+//     periods: longer than one probe's, shorter than two);
+//   - any other class fail on two probes in a row;
+//   - no successful probe (load sent, every request served, a verdict made) for
+//     three periods, counted from the canary's start before its first success;
+//   - no leader for 1 m, as the etcd mixin's etcdNoLeader;
+//   - the probe's p99 response time over the last 10 probes (at least 5 m)
+//     above P99 for two periods.
+func (c Canary) ruleGroups() []ruleGroup {
+	every := c.Every
+	twoTicks := promDuration(every * 3 / 2)
+	latWin := promDuration(max(5*time.Minute, latencyWindowTicks*every))
+	p99 := strconv.FormatFloat(c.P99.Seconds(), 'g', -1, 64)
+	return []ruleGroup{{
+		Name: "etcdperf-canary",
+		Rules: []rule{
+			{Alert: AlertDiskFail, Expr: `etcdperf_verdict_class{class="disk"} == 2`, For: twoTicks,
+				Labels: map[string]string{"severity": "critical"},
+				Annotations: map[string]string{
+					"summary":     "etcd's disk is too slow: disk graded fail on two probes in a row",
+					"description": "etcdperf serve at {{ $labels.instance }}: WAL fsync, backend commit or the fsync probe over its fail threshold (etcd FAQ; OpenShift 20 ms). Evidence: its status page and latest run file.",
+				}},
+			{Alert: AlertClassFail, Expr: `etcdperf_verdict_class{class!="disk"} == 2`, For: twoTicks,
+				Labels: map[string]string{"severity": "warning"},
+				Annotations: map[string]string{
+					"summary":     "{{ $labels.class }} graded fail on two probes in a row",
+					"description": "etcdperf serve at {{ $labels.instance }}: see its status page for the evidence and the threshold's source.",
+				}},
+			{Alert: AlertNoSuccess,
+				Expr: fmt.Sprintf("time() - ((etcdperf_last_success_timestamp_seconds > 0) or on (job, instance) (process_start_time_seconds and on (job, instance) etcdperf_build_info)) > %d",
+					int((noSuccessTicks * every).Seconds())),
+				Labels: map[string]string{"severity": "critical"},
+				Annotations: map[string]string{
+					"summary":     fmt.Sprintf("no successful probe for %d periods (%s)", noSuccessTicks, promDuration(noSuccessTicks*every)),
+					"description": "etcdperf serve at {{ $labels.instance }} cannot probe the cluster (unreachable, no leader, or failed requests): see etcdperf_probe_errors_total and etcdperf_probe_skipped_total.",
+				}},
+			{Alert: AlertNoLeader, Expr: `etcdperf_cluster_has_leader == 0`, For: "1m",
+				Labels: map[string]string{"severity": "critical"},
+				Annotations: map[string]string{
+					"summary":     "etcd has no leader; the canary sends no load",
+					"description": "etcdperf serve at {{ $labels.instance }} found no member that knows a leader for 1m (as the etcd mixin's etcdNoLeader).",
+				}},
+			{Alert: AlertLatencyHigh,
+				Expr:   fmt.Sprintf("histogram_quantile(0.99, sum by (job, instance, op, le) (rate(etcdperf_probe_latency_seconds_bucket[%s]))) > %s", latWin, p99),
+				For:    promDuration(2 * every),
+				Labels: map[string]string{"severity": "warning"},
+				Annotations: map[string]string{
+					"summary":     fmt.Sprintf("probe {{ $labels.op }} p99 over %s", c.P99),
+					"description": fmt.Sprintf("etcdperf serve at {{ $labels.instance }}: p99 response time over %s above %s (etcd warns 'apply request took too long' past 100 ms).", latWin, c.P99),
+				}},
+		},
+	}}
+}
+
+// promDuration writes d as Prometheus durations are written (1m30s, 45s).
+func promDuration(d time.Duration) string {
+	d = d.Truncate(time.Second)
+	var b strings.Builder
+	if h := d / time.Hour; h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+		d -= h * time.Hour
+	}
+	if m := d / time.Minute; m > 0 {
+		fmt.Fprintf(&b, "%dm", m)
+		d -= m * time.Minute
+	}
+	if s := d / time.Second; s > 0 || b.Len() == 0 {
+		fmt.Fprintf(&b, "%ds", s)
+	}
+	return b.String()
+}
+
+// The subset of apps/v1, core/v1 and monitoring.coreos.com/v1 the canary writes.
+
+type deployment struct {
+	APIVersion string         `yaml:"apiVersion"`
+	Kind       string         `yaml:"kind"`
+	Metadata   meta           `yaml:"metadata"`
+	Spec       deploymentSpec `yaml:"spec"`
+}
+
+type deploymentSpec struct {
+	Replicas int               `yaml:"replicas"`
+	Strategy strategy          `yaml:"strategy"`
+	Selector labelSelector     `yaml:"selector"`
+	Template canaryPodTemplate `yaml:"template"`
+}
+
+type strategy struct {
+	Type string `yaml:"type"`
+}
+
+type canaryPodTemplate struct {
+	Metadata meta          `yaml:"metadata"`
+	Spec     canaryPodSpec `yaml:"spec"`
+}
+
+type canaryPodSpec struct {
+	SecurityContext               *podSecurityContext `yaml:"securityContext,omitempty"`
+	TerminationGracePeriodSeconds int                 `yaml:"terminationGracePeriodSeconds"`
+	Containers                    []canaryContainer   `yaml:"containers"`
+	Volumes                       []canaryVolume      `yaml:"volumes,omitempty"`
+}
+
+type canaryContainer struct {
+	container     `yaml:",inline"`
+	Ports         []containerPort `yaml:"ports,omitempty"`
+	LivenessProbe *httpProbe      `yaml:"livenessProbe,omitempty"`
+}
+
+type containerPort struct {
+	Name          string `yaml:"name"`
+	ContainerPort int    `yaml:"containerPort"`
+	Protocol      string `yaml:"protocol"`
+}
+
+type httpProbe struct {
+	HTTPGet          httpGet `yaml:"httpGet"`
+	PeriodSeconds    int     `yaml:"periodSeconds"`
+	TimeoutSeconds   int     `yaml:"timeoutSeconds"`
+	FailureThreshold int     `yaml:"failureThreshold"`
+}
+
+type httpGet struct {
+	Path string `yaml:"path"`
+	Port string `yaml:"port"`
+}
+
+type canaryVolume struct {
+	Name     string        `yaml:"name"`
+	EmptyDir *emptyDir     `yaml:"emptyDir,omitempty"`
+	Secret   *secretSource `yaml:"secret,omitempty"`
+}
+
+type emptyDir struct {
+	SizeLimit string `yaml:"sizeLimit,omitempty"`
+}
+
+type service struct {
+	APIVersion string      `yaml:"apiVersion"`
+	Kind       string      `yaml:"kind"`
+	Metadata   meta        `yaml:"metadata"`
+	Spec       serviceSpec `yaml:"spec"`
+}
+
+type serviceSpec struct {
+	Selector map[string]string `yaml:"selector"`
+	Ports    []servicePort     `yaml:"ports"`
+}
+
+type servicePort struct {
+	Name       string `yaml:"name"`
+	Port       int    `yaml:"port"`
+	TargetPort string `yaml:"targetPort"`
+	Protocol   string `yaml:"protocol"`
+}
+
+type serviceMonitor struct {
+	APIVersion string             `yaml:"apiVersion"`
+	Kind       string             `yaml:"kind"`
+	Metadata   meta               `yaml:"metadata"`
+	Spec       serviceMonitorSpec `yaml:"spec"`
+}
+
+type serviceMonitorSpec struct {
+	Selector  labelSelector `yaml:"selector"`
+	Endpoints []smEndpoint  `yaml:"endpoints"`
+}
+
+type smEndpoint struct {
+	Port     string `yaml:"port"`
+	Path     string `yaml:"path"`
+	Interval string `yaml:"interval"`
+}
+
+type prometheusRule struct {
+	APIVersion string   `yaml:"apiVersion"`
+	Kind       string   `yaml:"kind"`
+	Metadata   meta     `yaml:"metadata"`
+	Spec       ruleSpec `yaml:"spec"`
+}
+
+type ruleSpec struct {
+	Groups []ruleGroup `yaml:"groups"`
+}
+
+type ruleGroup struct {
+	Name  string `yaml:"name"`
+	Rules []rule `yaml:"rules"`
+}
+
+type rule struct {
+	Alert       string            `yaml:"alert"`
+	Expr        string            `yaml:"expr"`
+	For         string            `yaml:"for,omitempty"`
+	Labels      map[string]string `yaml:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty"`
+}
+
+// CanaryOutput is the output of k8s canary: the manifest (Simple prints it
+// alone, to pipe into kubectl apply) and the objects and alerts it creates.
+type CanaryOutput struct {
+	Manifest string   `json:"manifest"`
+	Rules    string   `json:"rules"` // the PrometheusRule's groups as a rule file
+	Name     string   `json:"name"`
+	EveryS   float64  `json:"every_s"`
+	Alerts   []string `json:"alerts"`
+	objects  []string
+}
+
+// NewCanaryOutput writes c's manifest and rule file.
+func NewCanaryOutput(c Canary) (CanaryOutput, error) {
+	m, err := CanaryManifest(c)
+	if err != nil {
+		return CanaryOutput{}, err
+	}
+	r, err := CanaryRulesFile(c)
+	if err != nil {
+		return CanaryOutput{}, err
+	}
+	o := CanaryOutput{Manifest: string(m), Rules: string(r), Name: c.Name, EveryS: c.Every.Seconds(),
+		objects: []string{"Deployment", "Service", "ServiceMonitor", "PrometheusRule"}}
+	for _, g := range c.ruleGroups() {
+		for _, r := range g.Rules {
+			o.Alerts = append(o.Alerts, r.Alert)
+		}
+	}
+	return o, nil
+}
+
+// Simple writes the manifest.
+func (o CanaryOutput) Simple(w io.Writer) error {
+	_, err := io.WriteString(w, o.Manifest)
+	return err
+}
+
+// Table writes one row per object, the alerts on the PrometheusRule's.
+func (o CanaryOutput) Table(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tNAME\tDETAIL")
+	for _, k := range o.objects {
+		detail := "-"
+		switch k {
+		case "Deployment":
+			detail = fmt.Sprintf("1 pod, probes every %s", time.Duration(o.EveryS*float64(time.Second)))
+		case "PrometheusRule":
+			detail = strings.Join(o.Alerts, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", k, o.Name, detail)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,282 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// Metric names; dashboards and the shipped alert rules (package k8s) use them.
+const (
+	MetricLatency     = "etcdperf_probe_latency_seconds"
+	MetricClass       = "etcdperf_verdict_class"
+	MetricStatus      = "etcdperf_verdict_status"
+	MetricBottleneck  = "etcdperf_bottleneck_info"
+	MetricLastProbe   = "etcdperf_last_probe_timestamp_seconds"
+	MetricLastSuccess = "etcdperf_last_success_timestamp_seconds"
+	MetricErrors      = "etcdperf_probe_errors_total"
+	MetricProbes      = "etcdperf_probes_total"
+	MetricHasLeader   = "etcdperf_cluster_has_leader"
+	MetricSkipped     = "etcdperf_probe_skipped_total"
+	MetricBuildInfo   = "etcdperf_build_info"
+)
+
+// Values of etcdperf_verdict_class and etcdperf_verdict_status.
+const (
+	ClassOK      = 0
+	ClassWarn    = 1
+	ClassFail    = 2
+	ClassUnknown = -1
+
+	StatusPass    = 0
+	StatusFail    = 1
+	StatusInvalid = 2
+)
+
+// ClassValue is a severity as etcdperf_verdict_class has it.
+func ClassValue(s finding.Severity) float64 {
+	switch s {
+	case finding.OK:
+		return ClassOK
+	case finding.Warn:
+		return ClassWarn
+	case finding.Fail:
+		return ClassFail
+	}
+	return ClassUnknown
+}
+
+// StatusValue is a verdict status as etcdperf_verdict_status has it; a probe
+// that could not run reads invalid.
+func StatusValue(status string) float64 {
+	switch status {
+	case finding.StatusPass:
+		return StatusPass
+	case finding.StatusFail:
+		return StatusFail
+	}
+	return StatusInvalid
+}
+
+// LatencyBuckets are the probe latency histogram's upper bounds (seconds):
+// etcd's own for its disk and request histograms, 1 ms × 2^k for k = 0..13
+// (prometheus.ExponentialBuckets(0.001, 2, 14)), so the probe's latency reads
+// against the members' on the same bounds.
+var LatencyBuckets = results.EtcdDiskBucketBounds
+
+// BuildInfo is what etcdperf_build_info carries.
+type BuildInfo struct{ Version, Revision, GoVersion string }
+
+// Exporter holds the series of /metrics and updates them from each probe.
+type Exporter struct {
+	Registry *prometheus.Registry
+
+	mu      sync.Mutex
+	latency map[string]*opHist // by op, cumulative since start
+
+	class       *prometheus.GaugeVec
+	status      prometheus.Gauge
+	bottleneck  *prometheus.GaugeVec
+	lastProbe   prometheus.Gauge
+	lastSuccess prometheus.Gauge
+	errors      *prometheus.CounterVec
+	probes      *prometheus.CounterVec
+	hasLeader   prometheus.Gauge
+	skipped     *prometheus.CounterVec
+}
+
+// opHist is one op's cumulative latency histogram.
+type opHist struct {
+	counts []uint64 // per bucket of LatencyBuckets, not cumulative; the last is +Inf
+	count  uint64
+	sum    float64
+}
+
+// NewExporter registers every series in a registry of its own, with the Go
+// and process collectors, and sets the build info. Every class starts unknown
+// and the leader at 0 until the first probe says otherwise.
+func NewExporter(b BuildInfo) *Exporter {
+	e := &Exporter{
+		Registry: prometheus.NewRegistry(),
+		latency:  map[string]*opHist{},
+		class: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricClass,
+			Help: "Grade of each diagnosis class in the last probe: 0 ok, 1 warn, 2 fail, -1 unknown (not measured, or the probe could not run)."}, []string{"class"}),
+		status: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricStatus,
+			Help: "Verdict of the last probe (etcdperf check's default verdict): 0 pass, 1 fail, 2 invalid (also when the probe could not run)."}),
+		bottleneck: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricBottleneck,
+			Help: "Always 1: the bottleneck the last probe named (none when every class is ok) and its verdict status."}, []string{"bottleneck", "status"}),
+		lastProbe: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricLastProbe,
+			Help: "Unix time the last probe that sent load finished."}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricLastSuccess,
+			Help: "Unix time the last successful probe finished: it sent its load, every request succeeded and a verdict was made (of any status)."}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricErrors,
+			Help: "Failed probe requests, and probes that failed as a whole, by gRPC code name."}, []string{"code"}),
+		probes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricProbes,
+			Help: "Probes run, by result: pass, fail, invalid (the verdict's status) or error (no verdict)."}, []string{"result"}),
+		hasLeader: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricHasLeader,
+			Help: "1 when the cluster had a leader before the last probe, else 0 (and no load was sent)."}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricSkipped,
+			Help: "Ticks on which no load was sent, by reason: no_leader, unreachable."}, []string{"reason"}),
+	}
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricBuildInfo,
+		Help: "Always 1: the etcdperf build serving these metrics."}, []string{"version", "revision", "goversion"})
+	build.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
+	for _, c := range finding.Classes {
+		e.class.WithLabelValues(string(c)).Set(ClassUnknown)
+	}
+	e.status.Set(StatusInvalid)
+	for _, r := range []string{finding.StatusPass, finding.StatusFail, finding.StatusInvalid, "error"} {
+		e.probes.WithLabelValues(r)
+	}
+	for _, r := range []string{SkipNoLeader, SkipUnreachable} {
+		e.skipped.WithLabelValues(r)
+	}
+	e.Registry.MustRegister(e.class, e.status, e.bottleneck, e.lastProbe, e.lastSuccess, e.errors,
+		e.probes, e.hasLeader, e.skipped, build, (*latencyCollector)(e),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return e
+}
+
+// Record updates the series from one probe's result.
+func (e *Exporter) Record(r Result) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r.LeaderKnown {
+		e.hasLeader.Set(b2f(r.HasLeader))
+	}
+	e.bottleneck.Reset()
+	if !r.Ran() {
+		if r.Skipped != "" {
+			e.skipped.WithLabelValues(r.Skipped).Inc()
+		} else {
+			e.probes.WithLabelValues("error").Inc()
+		}
+		if r.Err != nil {
+			e.errors.WithLabelValues(r.Code).Inc()
+		}
+		// A verdict of the past is no verdict of now.
+		for _, c := range finding.Classes {
+			e.class.WithLabelValues(string(c)).Set(ClassUnknown)
+		}
+		e.status.Set(StatusInvalid)
+		return
+	}
+	end := float64(r.End.UnixNano()) / 1e9
+	e.lastProbe.Set(end)
+	var reqErrs int64
+	for _, op := range r.Run.Ops {
+		for code, n := range op.ErrorsByCode {
+			e.errors.WithLabelValues(code).Add(float64(n))
+			reqErrs += n
+		}
+		if op.TargetRPS > 0 { // paced requests, not watch events
+			e.observe(op)
+		}
+	}
+	if r.Err != nil && reqErrs == 0 {
+		e.errors.WithLabelValues(r.Code).Inc()
+	}
+	grades := map[finding.Class]finding.Severity{}
+	for _, f := range r.Report.Findings {
+		if g, ok := grades[f.Class]; ok {
+			grades[f.Class] = finding.Worst(g, f.Severity)
+		} else {
+			grades[f.Class] = f.Severity
+		}
+	}
+	for _, c := range finding.Classes {
+		e.class.WithLabelValues(string(c)).Set(ClassValue(grades[c]))
+	}
+	e.status.Set(StatusValue(r.Verdict.Status))
+	e.bottleneck.WithLabelValues(r.Verdict.Bottleneck, r.Verdict.Status).Set(1)
+	e.probes.WithLabelValues(r.Verdict.Status).Inc()
+	if r.Err == nil && r.Run.Paced().Errors == 0 {
+		e.lastSuccess.Set(end)
+	}
+}
+
+// observe adds op's response times to its cumulative histogram.
+func (e *Exporter) observe(op results.Op) {
+	h, err := op.ResponseHist.Decode()
+	if err != nil || h.TotalCount() == 0 {
+		return
+	}
+	oh := e.latency[op.Op]
+	if oh == nil {
+		oh = &opHist{counts: make([]uint64, len(LatencyBuckets)+1)}
+		e.latency[op.Op] = oh
+	}
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		// A bar's lowest value decides its bucket, as results.EtcdBuckets counts.
+		s := float64(bar.From) / 1e6
+		i := 0
+		for i < len(LatencyBuckets) && s > LatencyBuckets[i] {
+			i++
+		}
+		oh.counts[i] += uint64(bar.Count)
+		oh.count += uint64(bar.Count)
+		oh.sum += float64(bar.Count) * float64(bar.From+bar.To) / 2 / 1e6
+	}
+}
+
+// latencyCollector exposes the cumulative probe latency histograms.
+type latencyCollector Exporter
+
+var latencyDesc = prometheus.NewDesc(MetricLatency,
+	"Response time of the probe's requests (from the intended start, open loop), by op; buckets are etcd's 1 ms × 2^k.",
+	[]string{"op"}, nil)
+
+// Describe implements prometheus.Collector.
+func (l *latencyCollector) Describe(ch chan<- *prometheus.Desc) { ch <- latencyDesc }
+
+// Collect implements prometheus.Collector.
+func (l *latencyCollector) Collect(ch chan<- prometheus.Metric) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for op, h := range l.latency {
+		buckets := make(map[float64]uint64, len(LatencyBuckets))
+		var cum uint64
+		for i, le := range LatencyBuckets {
+			cum += h.counts[i]
+			buckets[le] = cum
+		}
+		ch <- prometheus.MustNewConstHistogram(latencyDesc, h.count, h.sum, buckets, op)
+	}
+}
+
+// Code is the gRPC code name of a probe's error for etcdperf_probe_errors_total:
+// the status code of a gRPC error, DeadlineExceeded or Canceled for a context's,
+// else Unknown.
+func Code(err error) string {
+	switch {
+	case err == nil:
+		return codes.OK.String()
+	case errors.Is(err, context.DeadlineExceeded):
+		return codes.DeadlineExceeded.String()
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled.String()
+	}
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &se) {
+		return se.GRPCStatus().Code().String()
+	}
+	return codes.Unknown.String()
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
