@@ -115,7 +115,7 @@ func Default(run *results.Run, rep analyze.Report, p99 time.Duration, p99Source 
 		finding.Criterion{Name: "errors", Observed: strconv.FormatInt(errs, 10), Threshold: "0", Source: "etcdctl check perf (any error fails)", Pass: errs == 0},
 		finding.Higher("achieved rate", fmt.Sprintf("%.1f req/s of %g (%.0f%%)", got, want, 100*safeDiv(got, want)), got,
 			fmt.Sprintf("≥ %.0f%% of target", 100*results.ValidRateFraction), results.ValidRateFraction*want,
-			"etcdperf measurement rules (DESIGN.md: under 95% of the target rate a run is invalid)", want > 0),
+			"etcdperf measurement rules (docs/measurement.md: under 95% of the target rate a run is invalid)", want > 0),
 	)
 	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
 	var failed []string
@@ -124,26 +124,25 @@ func Default(run *results.Run, rep analyze.Report, p99 time.Duration, p99Source 
 			failed = append(failed, fmt.Sprintf("%s %s (want %s)", c.Name, c.Observed, c.Threshold))
 		}
 	}
+	// The bottleneck and the ranking are analyze.Rank's, as bench's and plan's:
+	// the failing signals in that order, then the cluster-health context, which
+	// names no bottleneck.
 	var fails []finding.Finding
-	clientOnly := false
-	for _, f := range rep.Findings {
-		if f.Severity != finding.Fail {
-			continue
+	for _, f := range analyze.Rank(rep.Findings) {
+		if v.Bottleneck == finding.BottleneckNone {
+			v.Bottleneck = string(f.Class)
 		}
-		fails = append(fails, f)
 		v.Ranked = append(v.Ranked, string(f.Class))
-	}
-	if len(fails) > 0 {
-		v.Bottleneck = string(fails[0].Class)
-		if fails[0].Class.Context() {
-			v.Bottleneck = finding.BottleneckNone
+		if f.Severity == finding.Fail {
+			fails = append(fails, f)
 		}
-		clientOnly = fails[0].Class == finding.ClassClient
 	}
-	if v.Bottleneck == finding.BottleneckNone && rep.Verdict.Bottleneck != "" {
-		// The analyzer names a bottleneck on a warning too (its ranking by latency share).
-		v.Bottleneck = rep.Verdict.Bottleneck
+	for _, f := range rep.Findings {
+		if f.Class.Context() && f.Severity == finding.Fail {
+			fails = append(fails, f)
+		}
 	}
+	clientOnly := len(fails) > 0 && fails[0].Class == finding.ClassClient
 	v.Versions = rep.Verdict.Versions
 	var parts []string
 	switch {

@@ -106,6 +106,7 @@ func TestDefaultVerdict(t *testing.T) {
 	fail := func(c finding.Class) finding.Finding {
 		return finding.Finding{Class: c, Severity: finding.Fail, Summary: string(c) + " is bad"}
 	}
+	share := func(f finding.Finding, s float64) finding.Finding { f.Share = &s; return f }
 	for _, tc := range []struct {
 		name       string
 		run        *results.Run
@@ -118,10 +119,13 @@ func TestDefaultVerdict(t *testing.T) {
 		{"p99 over the threshold", &results.Run{Valid: true, Ops: []results.Op{putOp(t, 150, 150, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 300)}}, nil, "fail", "none", "put p99 response time"},
 		{"errors", &results.Run{Valid: true, Ops: []results.Op{putOp(t, 150, 150, 2, 2)}}, nil, "fail", "none", "errors 2"},
 		{"rate short", &results.Run{Ops: []results.Op{putOp(t, 8000, 5900, 0, 2)}}, []finding.Finding{fail(finding.ClassCPU)}, "fail", "cpu", "achieved rate"},
-		// DESIGN.md: --load s passes etcdctl's rule on a 100 ms fdatasync disk; etcdperf must fail it.
+		// --load s passes etcdctl's rule on a 100 ms fdatasync disk; etcdperf must fail it.
 		{"light load on a slow disk", good(), []finding.Finding{fail(finding.ClassDisk)}, "fail", "disk", "bottleneck disk"},
 		{"saturated generator", good(), []finding.Finding{fail(finding.ClassClient)}, "invalid", "client", "invalid"},
 		{"health only", good(), []finding.Finding{fail(finding.ClassHealth)}, "fail", "none", "health"},
+		// One ranking with bench's (analyze.Rank): the larger share of the client
+		// latency leads, whatever the classes' order.
+		{"ranked by share", good(), []finding.Finding{share(fail(finding.ClassDisk), 0.1), share(fail(finding.ClassNetwork), 0.8)}, "fail", "network", "bottleneck network"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, crit := Default(tc.run, analyze.Report{Findings: tc.findings}, 100*time.Millisecond, "test")

@@ -11,7 +11,6 @@ package drill
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -129,17 +129,29 @@ type Action struct {
 }
 
 // record makes the load's run the drill's run file: it stores the drill's report
-// (its JSON, as -w json prints it), so a report of the file shows the drill, and
+// as its section, so a report of the file shows the drill, and the analysis of
+// the load, so its verdict is the one analyze of the file gives; and it
 // marks the run interrupted or failed as the drill was, not as its load, which
 // the drill always stops.
-func record(run *results.Run, rep any, interrupted bool, errText string) error {
+func record(run *results.Run, rep results.Section, interrupted bool, errText string) error {
 	if run == nil {
 		return nil
 	}
-	b, err := json.Marshal(rep)
-	if err != nil {
+	if err := run.SetSection(rep); err != nil {
 		return fmt.Errorf("record the drill in its run: %w", err)
 	}
-	run.Drill, run.Interrupted, run.Error = b, interrupted, errText
+	run.Interrupted, run.Error = interrupted, errText
+	if run.Diagnosis == nil {
+		// The verdict on the load, as analyze RUNFILE grades the file later.
+		if a, err := analyze.Run(run, analyze.Options{}); err == nil {
+			run.Diagnosis = a.Diagnosis()
+		}
+	}
 	return nil
 }
+
+// SectionName is the report's key in the run file's sections.
+func (*ReplaceReport) SectionName() string { return "drill_replace_member" }
+
+// SectionName is the report's key in the run file's sections.
+func (*RestartReport) SectionName() string { return "drill_rolling_restart" }

@@ -2,7 +2,6 @@ package drill
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -32,17 +32,9 @@ func liveCluster(t *testing.T) (*cluster.Cluster, *clientv3.Client) {
 	if testing.Short() {
 		t.Skip("starts a 3-member cluster and replaces members")
 	}
-	c, err := cluster.Start(context.Background(), cluster.Config{Members: 3, TickMs: 20, ElectionMs: 200,
+	c := clustertest.Start(t, cluster.Config{Members: 3, TickMs: 20, ElectionMs: 200,
 		ExtraArgs: []string{"--snapshot-count=100", "--snapshot-catchup-entries=50"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := clustertest.Client(t, c)
 	return c, cli
 }
 
@@ -123,11 +115,11 @@ func TestReplaceMember(t *testing.T) {
 		t.Errorf("a fill over a root in use: %v, want bench.ErrPrefixInUse", err)
 	}
 	rep := replace(t, c, cli, false, "")
-	var stored struct {
-		Drill  string  `json:"drill"`
-		Phases []Phase `json:"phases"`
+	if rep.Load == nil {
+		t.Fatal("the drill kept no run of its load")
 	}
-	if rep.Load == nil || json.Unmarshal(rep.Load.Drill, &stored) != nil || stored.Drill != ReplaceName || len(stored.Phases) != len(rep.Phases) {
+	var stored ReplaceReport
+	if ok, err := rep.Load.Section(&stored); !ok || err != nil || stored.Drill != ReplaceName || len(stored.Phases) != len(rep.Phases) {
 		t.Errorf("the load's run does not hold the drill's report: %+v", stored)
 	}
 	var names []string

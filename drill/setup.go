@@ -7,6 +7,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/inspect"
@@ -67,6 +68,9 @@ type LoadConfig struct {
 	// Dial opens one client to the members the load may use; the load opens Conns.
 	Dial  func() (*clientv3.Client, error)
 	Conns int
+	// DialDirect, when set, opens the direct load connection of each client
+	// (--transport, see bench.UseDirect); a nil one leaves the clients' own.
+	DialDirect func() (DirectConn, error)
 	// Workers and Rate shape the puts; a Profile sets its own, and RateSet says
 	// that Rate overrides the profile's.
 	Workers int
@@ -81,6 +85,13 @@ type LoadConfig struct {
 	NewRun func() *results.Run
 }
 
+// DirectConn is a direct load connection: the request loops' calls, closed
+// with the load.
+type DirectConn interface {
+	grpc.ClientConnInterface
+	Close() error
+}
+
 // ErrLoadConfig marks a load that cannot be built from its options (a bad
 // profile, a value too large): the user's input, not the cluster.
 var ErrLoadConfig = errors.New("drill load")
@@ -89,7 +100,11 @@ var ErrLoadConfig = errors.New("drill load")
 // drill stops it; close releases the clients.
 func NewLoad(c LoadConfig) (load Load, closeAll func(), err error) {
 	var clis []*clientv3.Client
+	var direct []DirectConn
 	closeAll = func() {
+		for _, cc := range direct {
+			cc.Close()
+		}
 		for _, cli := range clis {
 			cli.Close()
 		}
@@ -101,12 +116,24 @@ func NewLoad(c LoadConfig) (load Load, closeAll func(), err error) {
 			return nil, nil, fmt.Errorf("open load connection: %w", err)
 		}
 		clis = append(clis, cli)
+		if c.DialDirect == nil {
+			continue
+		}
+		cc, err := c.DialDirect()
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("open load connection: %w", err)
+		}
+		if cc != nil {
+			direct = append(direct, cc)
+		}
 	}
 	w, bc, err := c.workload(clis)
 	if err != nil {
 		closeAll()
 		return nil, nil, fmt.Errorf("%w: %w", ErrLoadConfig, err)
 	}
+	bench.UseDirect(w, direct)
 	// The drill ends the load; the duration only bounds a drill that hangs.
 	bc.Duration, bc.Warmup, bc.Prefix, bc.Force, bc.KV = 24*time.Hour, 0, c.Prefix, c.Force, clis[0]
 	return func(ctx context.Context) (*results.Run, error) {

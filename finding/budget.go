@@ -23,8 +23,10 @@ type BudgetPart struct {
 
 // Budget components.
 const (
-	PartNetwork     = "network to leader"
-	PartWAL         = "wal fsync"
+	PartNetwork = "network to leader"
+	PartWAL     = "wal fsync"
+	// PartWALQueue is the time a write waits for the fsyncs ahead of its own.
+	PartWALQueue    = "wal queueing"
 	PartReplication = "replication"
 	PartApply       = "apply/backend"
 	PartRest        = "unexplained"

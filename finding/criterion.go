@@ -9,7 +9,8 @@ type Criterion struct {
 	Threshold string `json:"threshold"`
 	Source    string `json:"source"`
 	// Margin is how far the observed value is past the threshold, as a fraction
-	// of it: positive passes, negative fails; null when not measured or when the
+	// of it: positive is past it (fails, as an Evidence.Margin over 1 is), negative
+	// is short of it by that much (passes); null when not measured or when the
 	// threshold is zero.
 	Margin *float64 `json:"margin"`
 	Pass   bool     `json:"pass"`
@@ -20,7 +21,7 @@ type Criterion struct {
 func Higher(name, obsText string, obs float64, reqText string, req float64, src string, measured bool) Criterion {
 	c := Criterion{Name: name, Observed: obsText, Threshold: reqText, Source: src}
 	if measured && req > 0 {
-		m := obs/req - 1
+		m := 1 - obs/req
 		c.Margin, c.Pass = &m, obs >= req
 	}
 	return c
@@ -31,7 +32,7 @@ func Higher(name, obsText string, obs float64, reqText string, req float64, src 
 func Lower(name, obsText string, obs float64, reqText string, req float64, src string, measured, strict bool) Criterion {
 	c := Criterion{Name: name, Observed: obsText, Threshold: reqText, Source: src}
 	if measured && req > 0 {
-		m := 1 - obs/req
+		m := obs/req - 1
 		c.Margin, c.Pass = &m, obs < req || (!strict && obs == req)
 	}
 	return c

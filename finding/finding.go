@@ -61,15 +61,29 @@ const (
 	ClassNetwork   Class = "network"
 	// ClassQuota is the backend quota: at the quota etcd refuses every write,
 	// whatever the hardware.
-	ClassQuota   Class = "quota"
-	ClassHealth  Class = "health"
-	ClassVersion Class = "version"
+	ClassQuota Class = "quota"
+	// ClassStall is a span in which a member answered nothing; ClassElection
+	// the leader changes (and scrapes without a leader) of the window; ClassWatch
+	// the delivery of watch events. Each is a cause of what clients saw, named
+	// when no resource class explains it, and ranked after those that do (a slow
+	// disk stalls a member and costs it the leadership).
+	ClassStall    Class = "stall"
+	ClassElection Class = "election"
+	ClassWatch    Class = "watch"
+	ClassHealth   Class = "health"
+	ClassVersion  Class = "version"
 )
 
 // Classes is the ranking described above, health and version last (context, not
 // a bottleneck). Within one severity the verdict orders disk and network by the
 // share of the client latency they explain (analyze's rankFindings).
-var Classes = []Class{ClassClient, ClassQuota, ClassValueSize, ClassRangeSize, ClassCPU, ClassMemory, ClassDisk, ClassNetwork, ClassHealth, ClassVersion}
+var Classes = []Class{ClassClient, ClassQuota, ClassValueSize, ClassRangeSize, ClassCPU, ClassMemory, ClassDisk, ClassNetwork,
+	ClassStall, ClassElection, ClassWatch, ClassHealth, ClassVersion}
+
+// Symptom reports whether a class is what clients saw happen (a stall, an
+// election, late watch events) rather than a resource that ran out: it ranks
+// after every resource class of its severity.
+func (c Class) Symptom() bool { return c == ClassStall || c == ClassElection || c == ClassWatch }
 
 // Context reports whether a class is cluster context (health, version) rather
 // than a possible bottleneck.

@@ -46,15 +46,15 @@ func TestCriteria(t *testing.T) {
 		name   string
 		c      Criterion
 		pass   bool
-		margin float64 // NaN-free: checked only when measured
+		margin float64 // positive past the threshold, as Evidence.Margin over 1; checked only when measured
 		known  bool
 	}{
-		{"higher passes", Higher("cpu", "4", 4, "≥ 2", 2, "s", true), true, 1, true},
-		{"higher fails", Higher("cpu", "1", 1, "≥ 2", 2, "s", true), false, -0.5, true},
+		{"higher passes", Higher("cpu", "4", 4, "≥ 2", 2, "s", true), true, -1, true},
+		{"higher fails", Higher("cpu", "1", 1, "≥ 2", 2, "s", true), false, 0.5, true},
 		{"higher unknown", Higher("cpu", "?", 0, "≥ 2", 2, "s", false), false, 0, false},
 		{"lower strict at the bound fails", Lower("p99", "10", 10, "< 10", 10, "s", true, true), false, 0, true},
 		{"lower at the bound passes", Lower("p99", "10", 10, "≤ 10", 10, "s", true, false), true, 0, true},
-		{"lower passes", Lower("p99", "5", 5, "≤ 10", 10, "s", true, false), true, 0.5, true},
+		{"lower passes", Lower("p99", "5", 5, "≤ 10", 10, "s", true, false), true, -0.5, true},
 	} {
 		if tc.c.Pass != tc.pass || (tc.c.Margin != nil) != tc.known || (tc.known && *tc.c.Margin != tc.margin) {
 			t.Errorf("%s: %+v", tc.name, tc.c)

@@ -30,7 +30,7 @@ type Config struct {
 // Validate checks c and returns the profile shaped as each step runs it (its
 // duration the step's, the warm-up and compaction of c) and the SLO; a StartRate
 // of 0 becomes the profile's rate, and it is capped at MaxRate.
-func (c *Config) Validate() (*profiles.Profile, []Target, error) {
+func (c *Config) Validate() (*profiles.Profile, []PercentileBound, error) {
 	if c.Profile == "" {
 		return nil, nil, errors.New("--profile is required (etcdperf profiles list)")
 	}

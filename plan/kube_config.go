@@ -28,7 +28,7 @@ type KubeConfig struct {
 type KubePlan struct {
 	Cluster     KubeCluster
 	Assumptions Assumptions
-	SLO         []Target
+	SLO         []PercentileBound
 	Warmup      time.Duration
 }
 

@@ -22,10 +22,32 @@ type KubeResult struct {
 	Verdict    finding.Verdict   `json:"verdict"`
 	Findings   []finding.Finding `json:"findings"`
 	Knee       *Knee             `json:"knee"`
-	SLO        []Target          `json:"slo"`
+	SLO        []PercentileBound `json:"slo"`
 	Steps      []*KubeSize       `json:"steps"`
 	Kubernetes KubeAnswer        `json:"kubernetes"`
+	// Stopped says why the search ended before it finished (see Result.Stopped).
+	Stopped string `json:"stopped,omitempty"`
 }
+
+// KubeKnee is the largest size of steps that held (good, 0 when none did) and
+// the smallest above it that broke (bad, 0 when none did): the knee so far of a
+// search that stopped early.
+func KubeKnee(steps []*KubeSize) (good, bad int) {
+	for _, s := range steps {
+		if s.OK && s.Nodes > good {
+			good = s.Nodes
+		}
+	}
+	for _, s := range steps {
+		if !s.OK && s.Nodes > good && (bad == 0 || s.Nodes < bad) {
+			bad = s.Nodes
+		}
+	}
+	return good, bad
+}
+
+// Stop records that the search ended early with err (see Result.Stop).
+func (r *KubeResult) Stop(err error) { stop(&r.Verdict, &r.Stopped, len(r.Steps), err) }
 
 // KubeSize is one cluster size the search tried.
 type KubeSize struct {
@@ -66,7 +88,7 @@ type KubeModel struct {
 // JudgeKube is Judge with the LIST judged against its own bound (ListP99Bound):
 // a whole LIST of thousands of objects is many requests, and the SLO applies to
 // single-object calls (and to every page). The step is at nodes and pods.
-func JudgeKube(nodes, pods int, run *results.Run, rep analyze.Report, slo []Target, budget float64) *KubeSize {
+func JudgeKube(nodes, pods int, run *results.Run, rep analyze.Report, slo []PercentileBound, budget float64) *KubeSize {
 	r := *run
 	r.Ops = append([]results.Op(nil), run.Ops...)
 	var offered, listMs float64
@@ -93,7 +115,7 @@ func JudgeKube(nodes, pods int, run *results.Run, rep analyze.Report, slo []Targ
 // model's quota limit, what runs out first, and the verdict on the requested
 // size c. steps are in the order they ran; good and bad are the last size that
 // held and the first that broke (nil when none), as Search found them.
-func NewKubeResult(c KubeCluster, as Assumptions, slo []Target, steps []*KubeSize, good, bad *KubeSize, maxNodes int) KubeResult {
+func NewKubeResult(c KubeCluster, as Assumptions, slo []PercentileBound, steps []*KubeSize, good, bad *KubeSize, maxNodes int) KubeResult {
 	requested := Kube(c, as)
 	out := KubeResult{SLO: slo, Steps: steps, Findings: []finding.Finding{}}
 	k := KubeAnswer{Requested: c, NodesAtQuota: requested.NodesAtQuota, ReachedMaxNodes: good != nil && bad == nil,
@@ -169,7 +191,7 @@ func kneeText(k KubeAnswer, bad *KubeSize) string {
 }
 
 // SLOText renders an SLO for people: "p50 ≤ 5.000ms, p99 ≤ 25.0ms".
-func SLOText(slo []Target) string {
+func SLOText(slo []PercentileBound) string {
 	var s []string
 	for _, t := range slo {
 		s = append(s, t.Name+" ≤ "+units.Ms(t.MaxMs))
@@ -191,3 +213,7 @@ func (r KubeResult) Diagnosis() *finding.Diagnosis {
 	v := r.Verdict
 	return &finding.Diagnosis{Verdict: &v, Findings: r.Findings}
 }
+
+// SectionName is the result's key in the run file's sections: a plan
+// --kubernetes's run file keeps its whole result.
+func (KubeResult) SectionName() string { return "plan_kubernetes" }

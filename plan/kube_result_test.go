@@ -16,7 +16,7 @@ type fakeKube struct {
 	listMs   float64
 }
 
-func (f fakeKube) step(c KubeCluster, as Assumptions, slo []Target, nodes int) *KubeSize {
+func (f fakeKube) step(c KubeCluster, as Assumptions, slo []PercentileBound, nodes int) *KubeSize {
 	tr := Kube(c.Scaled(nodes), as)
 	p99 := 2.0
 	rep := analyze.Report{Verdict: finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}}
@@ -35,7 +35,7 @@ func (f fakeKube) step(c KubeCluster, as Assumptions, slo []Target, nodes int) *
 // search runs Search over the fake and builds the result, as plan --kubernetes does.
 func (f fakeKube) search(t *testing.T, c KubeCluster, as Assumptions, maxNodes int) KubeResult {
 	t.Helper()
-	slo := []Target{{Name: "p99", MaxMs: 25}}
+	slo := []PercentileBound{{Name: "p99", MaxMs: 25}}
 	sizes := map[int]*KubeSize{}
 	var order []*KubeSize
 	good, bad, err := Search(c.Nodes, maxNodes, 0, BisectResolution, func(nodes int) (bool, error) {
@@ -103,7 +103,7 @@ func TestKubeResult(t *testing.T) {
 // TestJudgeKube: the LIST is judged against its own bound, not the SLO, and
 // its rate still counts as offered.
 func TestJudgeKube(t *testing.T) {
-	slo := []Target{{Name: "p99", MaxMs: 25}}
+	slo := []PercentileBound{{Name: "p99", MaxMs: 25}}
 	run := &results.Run{Valid: true, Ops: []results.Op{
 		{Op: "txn", TargetRPS: 10, ThroughputRPS: 10, Requests: 100, Latency: results.Summary{P99: 3}},
 		{Op: "list", TargetRPS: 0.5, ThroughputRPS: 0.5, Requests: 5, Latency: results.Summary{P99: 900}},
@@ -115,7 +115,7 @@ func TestJudgeKube(t *testing.T) {
 	if run.Ops[1].TargetRPS != 0.5 {
 		t.Error("JudgeKube changed the run's ops")
 	}
-	if got := SLOText([]Target{{Name: "p50", MaxMs: 5}, {Name: "p99", MaxMs: 25}}); got != "p50 ≤ 5.000ms, p99 ≤ 25.0ms" {
+	if got := SLOText([]PercentileBound{{Name: "p50", MaxMs: 5}, {Name: "p99", MaxMs: 25}}); got != "p50 ≤ 5.000ms, p99 ≤ 25.0ms" {
 		t.Errorf("SLOText = %q", got)
 	}
 }

@@ -17,7 +17,7 @@ type fakeCluster struct {
 	offered  []float64
 }
 
-func (c *fakeCluster) step(slo []Target) RateFunc {
+func (c *fakeCluster) step(slo []PercentileBound) RateFunc {
 	return func(rate float64) (*RateStep, error) {
 		c.offered = append(c.offered, rate)
 		got, p99 := rate, 2.0
@@ -39,7 +39,7 @@ func (c *fakeCluster) step(slo []Target) RateFunc {
 }
 
 func TestRampFindsKnee(t *testing.T) {
-	slo := []Target{{Name: "p99", MaxMs: 25}}
+	slo := []PercentileBound{{Name: "p99", MaxMs: 25}}
 	c := &fakeCluster{capacity: 700}
 	steps, good, bad, err := Ramp{StartRate: 100, MaxRate: 5000, Bisections: DefaultBisections}.Run(c.step(slo))
 	if err != nil {
@@ -76,7 +76,7 @@ func TestRampFindsKnee(t *testing.T) {
 }
 
 func TestRampHoldsToMaxRate(t *testing.T) {
-	slo := []Target{{Name: "p99", MaxMs: 25}}
+	slo := []PercentileBound{{Name: "p99", MaxMs: 25}}
 	c := &fakeCluster{capacity: 1e9}
 	steps, good, bad, err := Ramp{StartRate: 300, MaxRate: 1000, Bisections: 3}.Run(c.step(slo))
 	if err != nil || bad != nil || good.OfferedRPS != 1000 || len(steps) != 3 {
@@ -89,7 +89,7 @@ func TestRampHoldsToMaxRate(t *testing.T) {
 }
 
 func TestRampFirstStepBreaks(t *testing.T) {
-	slo := []Target{{Name: "p99", MaxMs: 25}}
+	slo := []PercentileBound{{Name: "p99", MaxMs: 25}}
 	c := &fakeCluster{capacity: 10}
 	steps, good, bad, err := Ramp{StartRate: 100, MaxRate: 1000, Bisections: 3}.Run(c.step(slo))
 	if err != nil || good != nil || bad == nil || len(steps) != 1 {
@@ -117,7 +117,7 @@ func TestRampStopsOnError(t *testing.T) {
 }
 
 func TestJudge(t *testing.T) {
-	slo := []Target{{Name: "p50", MaxMs: 5}, {Name: "p99", MaxMs: 25}}
+	slo := []PercentileBound{{Name: "p50", MaxMs: 5}, {Name: "p99", MaxMs: 25}}
 	ok := results.Op{Op: "put", TargetRPS: 100, ThroughputRPS: 100, Requests: 1000, Latency: results.Summary{P50: 1, P99: 20}}
 	for _, tc := range []struct {
 		name  string
@@ -142,7 +142,7 @@ func TestJudge(t *testing.T) {
 
 func TestParseSLO(t *testing.T) {
 	got, err := ParseSLO("p50=5ms, p99=25ms,p99.9=1s")
-	if err != nil || len(got) != 3 || got[0] != (Target{"p50", 5}) || got[2] != (Target{"p999", 1000}) {
+	if err != nil || len(got) != 3 || got[0] != (PercentileBound{"p50", 5}) || got[2] != (PercentileBound{"p999", 1000}) {
 		t.Errorf("ParseSLO = %+v, %v", got, err)
 	}
 	for _, bad := range []string{"", "p99", "p98=1ms", "p99=fast", "p99=-1ms", "p99=0s"} {
@@ -157,6 +157,50 @@ func TestPercentile(t *testing.T) {
 	for name, want := range map[string]float64{"p50": 1, "p90": 2, "p99": 3, "p999": 4} {
 		if got := Percentile(s, name); got != want {
 			t.Errorf("Percentile(%s) = %v", name, got)
+		}
+	}
+}
+
+// TestRampKeepsAStepThatMeasuredBeforeItFailed: a step that returns its result
+// with its error (it measured, then lost a member) is the last step kept; the
+// result from the steps so far says the search stopped, fails, and keeps the
+// knee so far.
+func TestRampKeepsAStepThatMeasuredBeforeItFailed(t *testing.T) {
+	slo := []PercentileBound{{Name: "p99", MaxMs: 25}}
+	c := &fakeCluster{capacity: 1e9}
+	lost := errors.New(`step at 400 req/s: lost the cluster; clean up prefix "/etcdperf/plan/": context deadline exceeded`)
+	steps, good, bad, err := Ramp{StartRate: 100, MaxRate: 5000, Bisections: 3}.Run(func(rate float64) (*RateStep, error) {
+		s, _ := c.step(slo)(rate)
+		if rate == 400 {
+			s.OK, s.Broke = false, "errors 30 of 4000 requests > 0.1% budget"
+			return s, lost
+		}
+		return s, nil
+	})
+	if !errors.Is(err, lost) || len(steps) != 3 || good == nil || good.OfferedRPS != 200 || bad == nil || bad.OfferedRPS != 400 {
+		t.Fatalf("steps %d, good %+v, bad %+v, err %v: want 100, 200 held and 400 kept as broken", len(steps), good, bad, err)
+	}
+	r := NewResult(slo, 0, 5000, steps, good, bad)
+	r.Stop(err)
+	if r.Verdict.Status != finding.StatusFail || r.Stopped != lost.Error() || r.Knee == nil || r.Knee.OfferedRPS != 200 ||
+		!strings.Contains(r.Verdict.Summary, "the search stopped after 3 step(s): "+lost.Error()+"; what follows is the knee so far — pass: knee 200 req/s") {
+		t.Errorf("stopped result: %+v, knee %+v, stopped %q", r.Verdict, r.Knee, r.Stopped)
+	}
+}
+
+func TestKubeKnee(t *testing.T) {
+	step := func(nodes int, ok bool) *KubeSize { return &KubeSize{Nodes: nodes, RateStep: RateStep{OK: ok}} }
+	for _, tc := range []struct {
+		steps     []*KubeSize
+		good, bad int
+	}{
+		{[]*KubeSize{step(100, true), step(200, true), step(400, false)}, 200, 400},
+		{[]*KubeSize{step(100, true), step(200, true)}, 200, 0},
+		{[]*KubeSize{step(100, false), step(50, false)}, 0, 50},
+		{[]*KubeSize{step(100, true), step(400, false), step(200, false)}, 100, 200},
+	} {
+		if g, b := KubeKnee(tc.steps); g != tc.good || b != tc.bad {
+			t.Errorf("KubeKnee = %d, %d; want %d, %d", g, b, tc.good, tc.bad)
 		}
 	}
 }

@@ -23,39 +23,33 @@ type Ramp struct {
 
 // Run drives step and returns every step in the order it ran, the highest that
 // held (good, nil when even the first broke) and the lowest that broke (bad, nil
-// when the SLO held up to MaxRate). It stops at the first error of step.
+// when the SLO held up to MaxRate). It stops at the first error of step, with
+// the steps that finished: a step that returns its result with the error (it
+// measured, then lost the cluster) is judged and kept as the last one.
 func (r Ramp) Run(step RateFunc) (steps []*RateStep, good, bad *RateStep, err error) {
-	run := func(rate float64) (*RateStep, error) {
+	run := func(rate float64) error {
 		s, err := step(rate)
-		if err != nil {
-			return nil, err
+		if s != nil {
+			steps = append(steps, s)
+			if s.OK && (good == nil || s.OfferedRPS > good.OfferedRPS) {
+				good = s
+			} else if !s.OK && (bad == nil || s.OfferedRPS < bad.OfferedRPS) {
+				bad = s
+			}
 		}
-		steps = append(steps, s)
-		return s, nil
+		return err
 	}
 	for rate := r.StartRate; ; rate = min(rate*2, r.MaxRate) {
-		s, err := run(rate)
-		if err != nil {
+		if err := run(rate); err != nil {
 			return steps, good, bad, err
 		}
-		if !s.OK {
-			bad = s
-			break
-		}
-		good = s
-		if rate >= r.MaxRate {
+		if bad != nil || rate >= r.MaxRate {
 			break
 		}
 	}
 	for i := 0; i < r.Bisections && good != nil && bad != nil && (bad.OfferedRPS-good.OfferedRPS)/good.OfferedRPS > BisectResolution; i++ {
-		s, err := run(math.Round((good.OfferedRPS + bad.OfferedRPS) / 2))
-		if err != nil {
+		if err := run(math.Round((good.OfferedRPS + bad.OfferedRPS) / 2)); err != nil {
 			return steps, good, bad, err
-		}
-		if s.OK {
-			good = s
-		} else {
-			bad = s
 		}
 	}
 	return steps, good, bad, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/units"
 )
 
@@ -16,11 +17,25 @@ type Result struct {
 	Findings []finding.Finding `json:"findings"`
 	Knee     *Knee             `json:"knee"`
 	// Headroom is knee / expected - 1; null without an expected rate or a knee.
-	Headroom    *float64       `json:"headroom"`
-	ExpectedRPS float64        `json:"expected_rps,omitempty"`
-	SLO         []Target       `json:"slo"`
-	Steps       []*RateStep    `json:"steps"`
-	Curve       *finding.Curve `json:"curve"`
+	Headroom    *float64          `json:"headroom"`
+	ExpectedRPS float64           `json:"expected_rps,omitempty"`
+	SLO         []PercentileBound `json:"slo"`
+	Steps       []*RateStep       `json:"steps"`
+	Curve       *finding.Curve    `json:"curve"`
+	// Stopped says why the search ended before it finished (a member lost, the
+	// cluster unreachable): the knee is then the best of the steps that did.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// Stop records that the search ended early with err after the steps in r: the
+// verdict fails and says so, and the knee stands as the best so far.
+func (r *Result) Stop(err error) { stop(&r.Verdict, &r.Stopped, len(r.Steps), err) }
+
+// stop fails v with the reason the search stopped after n steps.
+func stop(v *finding.Verdict, stopped *string, n int, err error) {
+	*stopped = err.Error()
+	v.Status = finding.StatusFail
+	v.Summary = fmt.Sprintf("fail: the search stopped after %d step(s): %s; what follows is the knee so far — %s", n, err, v.Summary)
 }
 
 // Knee is the highest step that held the SLO.
@@ -36,7 +51,7 @@ type Knee struct {
 // knee was found and covers expected (0: any knee passes); the findings and the
 // bottleneck are those of the step that broke (what ran out just past the knee),
 // else of the knee. maxRate is named when the SLO held all the way.
-func NewResult(slo []Target, expected, maxRate float64, steps []*RateStep, good, bad *RateStep) Result {
+func NewResult(slo []PercentileBound, expected, maxRate float64, steps []*RateStep, good, bad *RateStep) Result {
 	out := Result{SLO: slo, Steps: steps, ExpectedRPS: expected}
 	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
 	diag := bad
@@ -82,7 +97,7 @@ func NewResult(slo []Target, expected, maxRate float64, steps []*RateStep, good,
 }
 
 // curve is the (throughput, p99) points by offered rate, the knee marked.
-func curve(slo []Target, steps []*RateStep, good *RateStep) *finding.Curve {
+func curve(slo []PercentileBound, steps []*RateStep, good *RateStep) *finding.Curve {
 	sorted := append([]*RateStep(nil), steps...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].OfferedRPS < sorted[j].OfferedRPS })
 	c := &finding.Curve{Op: "all paced ops", Knee: -1}
@@ -106,3 +121,13 @@ func (r Result) Diagnosis() *finding.Diagnosis {
 	v := r.Verdict
 	return &finding.Diagnosis{Verdict: &v, Findings: r.Findings, Curve: r.Curve}
 }
+
+// Record is what a plan's run file keeps of it (section "plan"): the result and
+// the profile it ramped, its duration the step's.
+type Record struct {
+	Result
+	Profile profiles.Summary `json:"profile"`
+}
+
+// SectionName is the record's key in the run file's sections.
+func (Record) SectionName() string { return "plan" }

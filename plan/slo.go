@@ -14,18 +14,18 @@ import (
 	"github.com/etcdperf/etcdperf/results"
 )
 
-// Target is one percentile bound of an SLO.
-type Target struct {
+// PercentileBound is one percentile bound of an SLO.
+type PercentileBound struct {
 	Name  string  `json:"percentile"` // p50, p90, p99, p999
 	MaxMs float64 `json:"max_ms"`
 }
 
 // ParseSLO parses "p99=25ms" or "p50=5ms,p99=25ms" (p99.9 is read as p999).
-func ParseSLO(s string) ([]Target, error) {
+func ParseSLO(s string) ([]PercentileBound, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New("--slo is required, e.g. --slo p99=25ms")
 	}
-	var out []Target
+	var out []PercentileBound
 	for _, part := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
@@ -42,7 +42,7 @@ func ParseSLO(s string) ([]Target, error) {
 		if err != nil || d <= 0 {
 			return nil, fmt.Errorf("--slo %q: %q is not a positive duration such as 25ms", s, v)
 		}
-		out = append(out, Target{Name: k, MaxMs: float64(d) / float64(time.Millisecond)})
+		out = append(out, PercentileBound{Name: k, MaxMs: float64(d) / float64(time.Millisecond)})
 	}
 	return out, nil
 }

@@ -31,7 +31,7 @@ type RateStep struct {
 // Judge decides whether a step held: every SLO percentile of every paced op,
 // errors within budget (a fraction of the requests), and the offered rate
 // achieved (a valid run).
-func Judge(run *results.Run, rep analyze.Report, slo []Target, budget float64) RateStep {
+func Judge(run *results.Run, rep analyze.Report, slo []PercentileBound, budget float64) RateStep {
 	p := run.Paced()
 	s := RateStep{OfferedRPS: p.TargetRPS, ThroughputRPS: p.ThroughputRPS, P99Ms: p.P99Ms, Requests: p.Requests, Errors: p.Errors,
 		Valid: run.Valid, Bottleneck: rep.Verdict.Bottleneck, Run: run, Report: rep}

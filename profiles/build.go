@@ -36,8 +36,7 @@ func Build(p *Profile, clients []*clientv3.Client, prefix string) (bench.Workloa
 	for _, op := range p.Ops {
 		ops[op.Op] = op
 	}
-	put, rng, watch, lease := ops[OpPut], ops[OpRange], ops[OpWatch], ops[OpLease]
-	txn, list := ops[OpTxn], ops[OpList]
+	put, rng, watch, txn := ops[OpPut], ops[OpRange], ops[OpWatch], ops[OpTxn]
 	txnShare := txn.Ratio + ops[OpTxnCreate].Ratio + ops[OpTxnDelete].Ratio
 	var parts []*bench.Part
 	if data := put.Ratio + rng.Ratio; data > 0 {
@@ -62,7 +61,7 @@ func Build(p *Profile, clients []*clientv3.Client, prefix string) (bench.Workloa
 			parts = append(parts, &bench.Part{W: w, Share: data / float64(len(sizes))})
 		}
 	}
-	listPrefix, listKeys := prefix+"list/", p.Keys.Space
+	var objects string // the txns' objects, which a list reads
 	if txnShare > 0 {
 		c := bench.TxnConfig{
 			Prefix: prefix + "txn/", KeySize: int(p.Keys.Size), ValSize: objectSize(txn, p), KeySpace: p.Keys.Space,
@@ -76,24 +75,18 @@ func Build(p *Profile, clients []*clientv3.Client, prefix string) (bench.Workloa
 			return nil, cfg, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
 		parts = append(parts, &bench.Part{W: w, Share: txnShare})
-		listPrefix, listKeys = c.Prefix, 0 // list the objects the txns write
+		objects = c.Prefix
 	}
-	if list.Ratio > 0 {
-		w, err := bench.NewList(clients, bench.ListConfig{
-			Prefix: listPrefix, KeySize: int(p.Keys.Size), ValSize: objectSize(list, p), Keys: listKeys,
-			PageSize: cmp.Or(list.PageSize, bench.DefaultPageSize), Consistency: cmp.Or(list.Consistency, "l"), Exact: list.Exact,
-		})
+	for _, k := range Kinds() {
+		op, ok := ops[k.Name]
+		if k.Part == nil || !ok || op.Ratio <= 0 {
+			continue
+		}
+		w, err := k.Part(PartEnv{Clients: clients, Profile: p, Prefix: prefix + k.Name + "/", Objects: objects}, op)
 		if err != nil {
 			return nil, cfg, fmt.Errorf("profile %s: %w", p.Name, err)
 		}
-		parts = append(parts, &bench.Part{W: w, Share: list.Ratio})
-	}
-	if lease.Ratio > 0 {
-		w, err := leaseWorkload(clients, p, prefix+"lease/", lease)
-		if err != nil {
-			return nil, cfg, fmt.Errorf("profile %s: %w", p.Name, err)
-		}
-		parts = append(parts, &bench.Part{W: w, Share: lease.Ratio})
+		parts = append(parts, &bench.Part{W: w, Share: op.Ratio})
 	}
 	var w bench.Workload = bench.Compose(parts)
 	if len(parts) == 1 {
@@ -108,18 +101,6 @@ func Build(p *Profile, clients []*clientv3.Client, prefix string) (bench.Workloa
 // objectSize is the value size of a txn, list or lease op: its own, or the mean
 // of the profile's values.
 func objectSize(op Op, p *Profile) int { return int(cmp.Or(op.ValueSize, p.Values.mean())) }
-
-// leaseWorkload is a pool of leases kept alive (leases), or the life of leases
-// as bench lease runs it.
-func leaseWorkload(clients []*clientv3.Client, p *Profile, prefix string, op Op) (bench.Workload, error) {
-	if op.Leases > 0 {
-		return bench.NewLeaseKeepAlive(clients, op.Leases, cmp.Or(time.Duration(op.TTL), defaultTTL))
-	}
-	return bench.NewLease(clients, bench.LeaseConfig{
-		Prefix: prefix, ValSize: objectSize(op, p), TTL: cmp.Or(time.Duration(op.TTL), defaultTTL),
-		KeysPerLease: op.LeaseKeys, KeepAlives: op.KeepAlives, Expire: op.Expire,
-	})
-}
 
 // valueSizes lists the value sizes puts write: one, or valueBuckets spread from
 // min to max.

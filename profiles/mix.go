@@ -19,12 +19,12 @@ func ParseMix(s string) ([]Op, error) {
 		if !ok {
 			return nil, fmt.Errorf("--ratios %q: want OP=RATIO pairs such as put=0.5,txn=0.5", s)
 		}
-		switch k {
-		case OpPut, OpRange, OpTxn, OpTxnCreate, OpTxnDelete, OpList, OpLease:
-		case OpWatch:
-			return nil, fmt.Errorf("--ratios %q: a watch has no ratio; use --watchers", s)
+		switch kind := KindOf(k); {
+		case kind != nil && inMix(kind):
+		case kind != nil && kind.InProfile:
+			return nil, fmt.Errorf("--ratios %q: a %s has no ratio; use --watchers", s, k)
 		default:
-			return nil, fmt.Errorf("--ratios %q: unknown op %q: want put, range, txn, txn-create, txn-delete, list or lease", s, k)
+			return nil, fmt.Errorf("--ratios %q: unknown op %q: want %s", s, k, kindNames(inMix, "or"))
 		}
 		if seen[k] {
 			return nil, fmt.Errorf("--ratios %q: %s given twice", s, k)
@@ -44,31 +44,24 @@ func ParseMix(s string) ([]Op, error) {
 }
 
 // Mix is bench mixed's --ratios as a profile, so that Build composes it and its
-// checks apply: the ops of ParseMix(ratios), each with the options of its kind
-// taken from opts (range: Width, Limit, Consistency, KeysOnly, CountOnly; txn:
-// TxnOps; list: PageSize, Exact, Consistency; lease: TTL, LeaseKeys,
-// KeepAlives, Expire), then watch when it has watchers. p holds the rest (name,
-// rate, clients, keys, values); its Ops are replaced.
-func Mix(ratios string, opts, watch Op, p Profile) (*Profile, error) {
+// checks apply: the ops of ParseMix(ratios), each with the fields of its kind
+// (Kind.Fields) taken from opts, then a watch with opts' watch fields when it
+// has watchers. p holds the rest (name, rate, clients, keys, values); its Ops
+// are replaced.
+func Mix(ratios string, opts Op, p Profile) (*Profile, error) {
 	ops, err := ParseMix(ratios)
 	if err != nil {
 		return nil, err
 	}
 	for i := range ops {
-		op := &ops[i]
-		switch op.Op {
-		case OpRange:
-			op.Width, op.Limit, op.Consistency, op.KeysOnly, op.CountOnly = opts.Width, opts.Limit, opts.Consistency, opts.KeysOnly, opts.CountOnly
-		case OpTxn:
-			op.TxnOps = opts.TxnOps
-		case OpList:
-			op.PageSize, op.Exact, op.Consistency = opts.PageSize, opts.Exact, opts.Consistency
-		case OpLease:
-			op.TTL, op.LeaseKeys, op.KeepAlives, op.Expire = opts.TTL, opts.LeaseKeys, opts.KeepAlives, opts.Expire
-		}
+		KindOf(ops[i].Op).copyFields(&ops[i], opts)
 	}
-	if watch.Watchers > 0 {
-		watch.Op = OpWatch
+	if opts.Watchers > 0 {
+		watch := Op{Op: OpWatch}
+		KindOf(OpWatch).copyFields(&watch, opts)
+		if watch.Prefix {
+			watch.WatchedKeys = 0 // a prefix watch watches every key
+		}
 		ops = append(ops, watch)
 	}
 	p.Ops = ops

@@ -39,9 +39,9 @@ func FuzzParseMix(f *testing.F) {
 // has watchers, and the result is checked as a profile.
 func TestMix(t *testing.T) {
 	opts := Op{Width: 10, Limit: 5, Consistency: "s", KeysOnly: true, TxnOps: 4, PageSize: 100, Exact: true,
-		TTL: Duration(30e9), LeaseKeys: 2, KeepAlives: 3, Expire: true}
+		TTL: Duration(30e9), LeaseKeys: 2, KeepAlives: 3, Expire: true, Watchers: 3, Streams: 1, WatchedKeys: 10}
 	base := Profile{Name: "mixed", Version: 1, Description: "a mix", Rate: 100, Clients: 4, Duration: Duration(1e9), Keys: Keys{Size: 8, Space: 100}, Values: Values{Size: 64}}
-	p, err := Mix("put=0.4,range=0.2,txn=0.2,list=0.1,lease=0.1", opts, Op{Watchers: 3, Streams: 1, WatchedKeys: 10}, base)
+	p, err := Mix("put=0.4,range=0.2,txn=0.2,list=0.1,lease=0.1", opts, base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,15 +64,16 @@ func TestMix(t *testing.T) {
 	if p.Name != "mixed" || p.Rate != 100 {
 		t.Errorf("profile %+v lost its base", p)
 	}
-	if p, err := Mix("put=1", opts, Op{}, base); err != nil || len(p.Ops) != 1 {
+	opts.Watchers = 0
+	if p, err := Mix("put=1", opts, base); err != nil || len(p.Ops) != 1 {
 		t.Errorf("no watchers: %+v, %v", p, err)
 	}
-	if _, err := Mix("put=2", opts, Op{}, base); err == nil {
+	if _, err := Mix("put=2", opts, base); err == nil {
 		t.Error("bad ratios accepted")
 	}
 	bad := base
 	bad.Clients = 0
-	if _, err := Mix("put=1", opts, Op{}, bad); err == nil || !strings.HasPrefix(err.Error(), "--ratios: ") {
+	if _, err := Mix("put=1", opts, bad); err == nil || !strings.HasPrefix(err.Error(), "--ratios: ") {
 		t.Errorf("an invalid profile: %v", err)
 	}
 }

@@ -81,6 +81,23 @@ func (p *Profile) RecordIn(flags map[string]string) {
 	flags["rate"] = strconv.FormatFloat(p.Rate, 'g', -1, 64)
 }
 
+// Summary is what a command's output and run file say about the profile it ran.
+type Summary struct {
+	Name        string  `json:"name"`
+	Version     int     `json:"version"`
+	Description string  `json:"description"`
+	Rate        float64 `json:"rate"`
+	Clients     int     `json:"clients"`
+	Connections int     `json:"connections"`
+	DurationS   float64 `json:"duration_s"`
+}
+
+// Summary summarizes p; a profile without connections uses one.
+func (p *Profile) Summary() Summary {
+	return Summary{Name: p.Name, Version: p.Version, Description: p.Description, Rate: p.Rate,
+		Clients: p.Clients, Connections: max(p.Connections, 1), DurationS: time.Duration(p.Duration).Seconds()}
+}
+
 // SLO is the latency objective check grades a run of the profile against.
 type SLO struct {
 	// P99 bounds the p99 response time of every paced op; 0 means DefaultP99.

@@ -3,8 +3,10 @@ package profiles
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/etcdperf/etcdperf/bench"
@@ -121,7 +123,7 @@ func (p *Profile) keysPerBucket() uint64 {
 
 func (c *checker) validateOps(p *Profile, dataOK bool) {
 	if len(p.Ops) == 0 {
-		c.add("ops", "list at least one op ("+opNames+")")
+		c.add("ops", "list at least one op (%s)", opNames())
 		return
 	}
 	seen := map[string]bool{}
@@ -130,14 +132,14 @@ func (c *checker) validateOps(p *Profile, dataOK bool) {
 	known := true
 	for i, op := range p.Ops {
 		at := func(f string) string { return fmt.Sprintf("ops[%d].%s", i, f) }
-		switch op.Op {
-		case OpPut, OpRange, OpLease, OpWatch, OpTxn, OpTxnCreate, OpTxnDelete, OpList:
-		case "":
-			c.add(fmt.Sprintf("ops[%d]", i), "op is required: %s", opNames)
+		kind := KindOf(op.Op)
+		switch {
+		case op.Op == "":
+			c.add(fmt.Sprintf("ops[%d]", i), "op is required: %s", opNames())
 			known = false
 			continue
-		default:
-			c.add(at("op"), "unknown op %q: want %s", op.Op, opNames)
+		case kind == nil || !kind.InProfile:
+			c.add(at("op"), "unknown op %q: want %s", op.Op, opNames())
 			known = false
 			continue
 		}
@@ -145,9 +147,9 @@ func (c *checker) validateOps(p *Profile, dataOK bool) {
 			c.add(at("op"), "%s is listed twice; give each op once", op.Op)
 		}
 		seen[op.Op] = true
-		if op.Op == OpWatch {
+		if !kind.Paced {
 			if op.Ratio != 0 {
-				c.add(at("ratio"), "a watch has no ratio: its events follow the puts")
+				c.add(at("ratio"), "a %s has no ratio: its events follow the puts", op.Op)
 			}
 		} else {
 			paced++
@@ -156,63 +158,9 @@ func (c *checker) validateOps(p *Profile, dataOK bool) {
 				c.add(at("ratio"), "must be in (0, 1], got %g", op.Ratio)
 			}
 		}
-		c.notFor(op, i)
-		switch op.Op {
-		case OpRange:
-			if op.Width < 1 || op.Width > p.keysPerBucket() {
-				c.add(at("width"), "must be between 1 and the %d keys of one value size, got %d", p.keysPerBucket(), op.Width)
-			}
-			if op.Limit < 0 {
-				c.add(at("limit"), "must not be negative, got %d", op.Limit)
-			}
-			if op.Consistency != "" && op.Consistency != "l" && op.Consistency != "s" {
-				c.add(at("consistency"), "want l (linearizable) or s (serializable), got %q", op.Consistency)
-			}
-			if op.KeysOnly && op.CountOnly {
-				c.add(at("count_only"), "keys_only and count_only exclude each other")
-			}
-		case OpWatch:
-			if op.Watchers < 1 || op.Watchers > 100_000 {
-				c.add(at("watchers"), "must be between 1 and 100000, got %d", op.Watchers)
-			}
-			if op.Streams < 0 || op.Streams > op.Watchers {
-				c.add(at("streams"), "must be between 1 and the %d watchers, got %d", op.Watchers, op.Streams)
-			}
-			if op.Prefix && op.WatchedKeys != 0 {
-				c.add(at("watched_keys"), "a prefix watch watches every key; watched_keys does not apply")
-			}
-			if op.WatchedKeys > p.keysPerBucket() {
-				c.add(at("watched_keys"), "must be at most the %d keys of one value size, got %d", p.keysPerBucket(), op.WatchedKeys)
-			}
-			if p.Values.smallest() < stampBytes {
-				c.add(at("op"), "watched values carry their send time: values must be at least %d bytes", stampBytes)
-			}
-		case OpLease:
-			if op.Leases < 0 || op.Leases > 100_000 {
-				c.add(at("leases"), "must be between 1 and 100000, got %d", op.Leases)
-			}
-			if op.Leases > 0 && (op.LeaseKeys != 0 || op.KeepAlives != 0 || op.Expire) {
-				c.add(at("leases"), "a pool of leases is kept alive; lease_keys, keepalives and expire belong to the lease life (without leases)")
-			}
-			if op.LeaseKeys < 0 || op.KeepAlives < 0 {
-				c.add(at("lease_keys"), "lease_keys and keepalives must not be negative, got %d and %d", op.LeaseKeys, op.KeepAlives)
-			}
-			if op.TTL != 0 && (Duration(minTTL) > op.TTL || time.Duration(op.TTL)%time.Second != 0) {
-				c.add(at("ttl"), "must be whole seconds, at least %s, got %s", minTTL, op.TTL)
-			}
-		case OpTxn:
-			if op.TxnOps < 0 || op.TxnOps > bench.MaxTxnOps {
-				c.add(at("txn_ops"), "must be between 1 and %d (etcd's --max-txn-ops), got %d", bench.MaxTxnOps, op.TxnOps)
-			} else if uint64(max(op.TxnOps, 1)) > p.Keys.Space {
-				c.add(at("txn_ops"), "%d keys per txn over %d keys", op.TxnOps, p.Keys.Space)
-			}
-		case OpList:
-			if op.PageSize < 0 {
-				c.add(at("page_size"), "must not be negative, got %d", op.PageSize)
-			}
-			if op.Consistency != "" && op.Consistency != "l" && op.Consistency != "s" {
-				c.add(at("consistency"), "want l (linearizable) or s (serializable), got %q", op.Consistency)
-			}
+		c.notFor(kind, op, i)
+		if kind.Check != nil {
+			kind.Check(c, p, op, at)
 		}
 		if op.ValueSize > maxValue || (op.ValueSize > 0 && op.ValueSize < stampBytes) {
 			c.add(at("value_size"), "must be between %d bytes and 1MiB, got %s", stampBytes, op.ValueSize)
@@ -239,37 +187,23 @@ func (c *checker) validateOps(p *Profile, dataOK bool) {
 }
 
 // opNames lists the ops a profile can mix, for messages.
-const opNames = "put, range, watch, lease, txn, txn-create, txn-delete or list"
+func opNames() string { return kindNames(inProfile, "or") }
 
 // notFor rejects parameters that do not apply to the op's kind, so a misplaced
 // field is not silently ignored.
-func (c *checker) notFor(op Op, i int) {
-	set := map[string]bool{
-		"width": op.Width != 0, "limit": op.Limit != 0, "consistency": op.Consistency != "",
-		"keys_only": op.KeysOnly, "count_only": op.CountOnly,
-		"watchers": op.Watchers != 0, "streams": op.Streams != 0, "watched_keys": op.WatchedKeys != 0, "prefix": op.Prefix,
-		"leases": op.Leases != 0, "ttl": op.TTL != 0, "lease_keys": op.LeaseKeys != 0, "keepalives": op.KeepAlives != 0, "expire": op.Expire,
-		"txn_ops": op.TxnOps != 0, "page_size": op.PageSize != 0, "exact": op.Exact, "value_size": op.ValueSize != 0,
+func (c *checker) notFor(k *Kind, op Op, i int) {
+	applies := map[string]bool{}
+	for _, f := range k.Fields {
+		applies[f] = true
 	}
-	applies := map[string][]string{
-		OpPut:       nil,
-		OpRange:     {"width", "limit", "consistency", "keys_only", "count_only"},
-		OpWatch:     {"watchers", "streams", "watched_keys", "prefix"},
-		OpLease:     {"leases", "ttl", "lease_keys", "keepalives", "expire", "value_size"},
-		OpTxn:       {"txn_ops", "value_size"},
-		OpTxnCreate: nil,
-		OpTxnDelete: nil,
-		OpList:      {"page_size", "exact", "consistency"},
-	}
-	ok := map[string]bool{}
-	for _, f := range applies[op.Op] {
-		ok[f] = true
-	}
-	for _, f := range []string{"width", "limit", "consistency", "keys_only", "count_only", "watchers", "streams", "watched_keys", "prefix",
-		"leases", "ttl", "lease_keys", "keepalives", "expire", "txn_ops", "page_size", "exact", "value_size"} {
-		if set[f] && !ok[f] {
-			c.add(fmt.Sprintf("ops[%d].%s", i, f), "does not apply to a %s op", op.Op)
+	t := reflect.TypeFor[Op]()
+	v := reflect.ValueOf(op)
+	for j := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(j).Tag.Get("yaml"), ",")
+		if name == "op" || name == "ratio" || applies[name] || v.Field(j).IsZero() {
+			continue
 		}
+		c.add(fmt.Sprintf("ops[%d].%s", i, name), "does not apply to a %s op", op.Op)
 	}
 }
 

@@ -73,7 +73,7 @@ func Static(h *results.Host, disk results.DiskResult, t hardware.Tier) []finding
 	if tierIndex(t.Name) >= tierIndex("large") {
 		iops = iopsHeavy
 	}
-	rule := diskprobe.RuleWAL
+	rule := diskprobe.LimitWAL
 	return []finding.Criterion{
 		finding.Higher("CPU", fmt.Sprintf("%g CPUs", cpus), cpus, fmt.Sprintf("≥ %d CPUs", t.CPUs), float64(t.CPUs), hardware.TiersSource, cpus > 0),
 		finding.Higher("memory", fmt.Sprintf("%.1f GB", float64(h.MemoryBytes)/1e9), float64(h.MemoryBytes),
@@ -233,3 +233,14 @@ func criterionClass(name string, last analyze.Report) string {
 	}
 	return finding.BottleneckNone
 }
+
+// Record is what qualify's run file keeps of it (section "qualify"): the
+// qualification, the disk probe without its histograms and the host facts.
+type Record struct {
+	Result
+	Disk results.DiskResult `json:"disk"`
+	Host *results.Host      `json:"host"`
+}
+
+// SectionName is the record's key in the run file's sections.
+func (Record) SectionName() string { return "qualify" }

@@ -64,8 +64,8 @@ func TestRunAskedTierFails(t *testing.T) {
 		}
 	}
 	c := res.Tiers[0].Criteria
-	if c[0].Margin == nil || *c[0].Margin != -0.5 || c[0].Pass {
-		t.Errorf("CPU criterion %+v: want margin -50%%", c[0])
+	if c[0].Margin == nil || *c[0].Margin != 0.5 || c[0].Pass {
+		t.Errorf("CPU criterion %+v: want margin 50%% past the threshold", c[0])
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
@@ -23,13 +24,32 @@ func (r Analysis) write(w io.Writer, format string) error {
 	return r.Simple(w)
 }
 
+// body renders the analysis below a command's first line that stated its
+// verdict already: all but the verdict and its summary.
+func (r Analysis) body(w io.Writer, format string) error {
+	if format == "table" {
+		return r.table(w, false)
+	}
+	return r.simple(w, false)
+}
+
 // Simple is the readable form: the verdict first, then each finding with its
 // evidence and advice, then the budget, the hardware grade and notes.
-func (r Analysis) Simple(w io.Writer) error {
+func (r Analysis) Simple(w io.Writer) error { return r.simple(w, true) }
+
+// simple writes the readable form; the verdict and its summary only with head.
+func (r Analysis) simple(w io.Writer, head bool) error {
 	p := &printer{w: w}
-	p.f("%s  bottleneck: %s\n", strings.ToUpper(r.Verdict.Status), r.Verdict.Bottleneck)
-	p.f("%s\n", r.Verdict.Summary)
-	if len(r.Verdict.Ranked) > 0 {
+	if head {
+		p.f("%s  bottleneck: %s\n", strings.ToUpper(r.Verdict.Status), r.Verdict.Bottleneck)
+		p.f("%s\n", r.Verdict.Summary)
+	}
+	// Below a verdict that named the bottleneck, a ranking of it alone adds nothing.
+	ranked := len(r.Verdict.Ranked) > 1 || (head && len(r.Verdict.Ranked) > 0)
+	if !head && (ranked || len(r.Verdict.Versions) > 0) {
+		p.f("\n")
+	}
+	if ranked {
 		p.f("ranked: %s\n", strings.Join(r.Verdict.Ranked, " > "))
 	}
 	writeVersions(p, r.Verdict.Versions)
@@ -114,11 +134,20 @@ func writeVersions(p *printer, vs []finding.MemberVersion) {
 }
 
 // Table is the compact form: one row per evidence.
-func (r Analysis) Table(w io.Writer) error {
+func (r Analysis) Table(w io.Writer) error { return r.table(w, true) }
+
+// table writes the compact form; the verdict and its summary only with head.
+func (r Analysis) table(w io.Writer, head bool) error {
 	p := &printer{w: w}
-	p.f("VERDICT %s  BOTTLENECK %s\n%s\n", strings.ToUpper(r.Verdict.Status), r.Verdict.Bottleneck, r.Verdict.Summary)
+	if head {
+		p.f("VERDICT %s  BOTTLENECK %s\n%s\n", strings.ToUpper(r.Verdict.Status), r.Verdict.Bottleneck, r.Verdict.Summary)
+	} else {
+		p.f("\n")
+	}
 	writeVersions(p, r.Verdict.Versions)
-	p.f("\n")
+	if head || len(r.Verdict.Versions) > 0 {
+		p.f("\n")
+	}
 	tw := NewTable(w)
 	fmt.Fprintln(tw, "CLASS\tSEVERITY\tSIGNAL\tMEMBER\tOBSERVED\tTHRESHOLD")
 	for _, f := range r.Findings {
@@ -190,11 +219,27 @@ func (p *printer) f(format string, a ...any) {
 // its threshold and its source.
 type Rules []analyze.Rule
 
-// Simple writes the rule table as Markdown (as README.md holds it).
-func (r Rules) Simple(w io.Writer) error { return analyze.WriteRuleTable(w, r) }
+// Simple writes the rule table as Markdown — class, signal, threshold, source —
+// as docs/verdict.md holds it, so the documented thresholds come from the code.
+func (r Rules) Simple(w io.Writer) error {
+	p := &printer{w: w}
+	p.f("| class | signal | threshold | source |\n|---|---|---|---|\n")
+	esc := strings.NewReplacer("|", `\|`)
+	for _, x := range r {
+		p.f("| %s | %s | %s | %s |\n", x.Class, esc.Replace(x.Signal), esc.Replace(x.Threshold), esc.Replace(x.Source))
+	}
+	return p.err
+}
 
 // Table writes one aligned row per rule, for a terminal.
-func (r Rules) Table(w io.Writer) error { return analyze.WriteRuleText(w, r) }
+func (r Rules) Table(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLASS\tSIGNAL\tTHRESHOLD\tSOURCE")
+	for _, x := range r {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", x.Class, x.Signal, x.Threshold, x.Source)
+	}
+	return tw.Flush()
+}
 
 // MarshalJSON is {"rules": [...]}, a row per rule.
 func (r Rules) MarshalJSON() ([]byte, error) {

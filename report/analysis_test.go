@@ -25,7 +25,7 @@ func analyzeFixture(t testing.TB) analyze.Report {
 	}
 	run := &results.Run{
 		Version: results.Version, Command: "bench put", Valid: true, DurationS: 2,
-		Target: results.Target{Endpoints: []string{"http://127.0.0.1:2379"}, Embedded: false,
+		Target: results.ClusterInfo{Endpoints: []string{"http://127.0.0.1:2379"}, Embedded: false,
 			Members: []results.Member{{Name: "default", ClientURLs: []string{"http://127.0.0.1:2379"}, IsLeader: true}}},
 		Flags: map[string]string{"clients": "8"},
 		Ops: []results.Op{{Op: "put", Requests: 300, ThroughputRPS: 150, BytesSent: 300 * 1040,

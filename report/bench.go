@@ -14,8 +14,8 @@ import (
 )
 
 // Bench is the output of bench (and merge): a run's summary, where its run file
-// went and, when the run was analyzed, its diagnosis. Its JSON is the -w json
-// object of DESIGN.md's output contract.
+// went and, when the run was analyzed, its diagnosis. Its JSON is bench's -w json
+// object, which changes only with BenchVersion.
 type Bench struct {
 	Version       int         `json:"version"`
 	Command       string      `json:"command"`
@@ -72,17 +72,28 @@ type BenchOp struct {
 type BenchClient struct {
 	CPUSeconds  float64 `json:"cpu_seconds"`
 	MaxRSSBytes int64   `json:"max_rss_bytes"`
+	// Transport carried the requests (--transport); empty for older run files.
+	Transport string `json:"transport,omitempty"`
 }
+
+// benchClient is what run's generator used, as bench's and check's JSON has it.
+func benchClient(run *results.Run) BenchClient {
+	return BenchClient{CPUSeconds: run.Client.CPUSeconds, MaxRSSBytes: run.Client.MaxRSSBytes, Transport: run.Client.Transport}
+}
+
+// BenchVersion is the version of bench's -w json object: it changes with that
+// object, not with the run file's Version (docs/run-file.md).
+const BenchVersion = 1
 
 // NewBench is the output of run, written to runFile ("" when it was not), with
 // rep's diagnosis when rep is not nil (its Verbose applies to the text forms).
 func NewBench(run *results.Run, runFile string, rep *analyze.Report) Bench {
 	out := Bench{
-		Version: results.Version, Command: run.Command,
+		Version: BenchVersion, Command: run.Command,
 		Target: BenchTarget{Endpoints: run.Target.Endpoints, Embedded: run.Target.Embedded, ServerVersion: run.Target.ServerVersion},
 		Valid:  run.Valid, InvalidReason: run.InvalidReason, DurationS: run.DurationS, RunFile: runFile,
 		Ops:    BenchOps(run),
-		Client: BenchClient{CPUSeconds: run.Client.CPUSeconds, MaxRSSBytes: run.Client.MaxRSSBytes},
+		Client: benchClient(run),
 		run:    run, rep: rep,
 	}
 	if rep != nil {
@@ -171,6 +182,9 @@ func (b Bench) Simple(w io.Writer) error {
 		line("service", op.Service)
 		if op.Op == "watch" {
 			fmt.Fprintf(w, "       %d events to %d watchers (fan-out %.0f events/s), %d missed, %d out of order", op.Events, op.Watchers, op.ThroughputRPS, op.MissedEvents, op.OutOfOrder)
+			if op.UndeliveredEvents > 0 {
+				fmt.Fprintf(w, ", %d still on their way when the wait for them ended", op.UndeliveredEvents)
+			}
 			if op.CreateMs != nil {
 				fmt.Fprintf(w, "; watch creation p99 %s", Ms(op.CreateMs.P99))
 			}
@@ -194,6 +208,9 @@ func (b Bench) tail(w io.Writer, format string) error {
 	fmt.Fprintf(w, "client: %.2f CPU-seconds on %d cores, max RSS %s", c.CPUSeconds, c.Cores, units.Bytes(c.MaxRSSBytes))
 	if c.PacingLagP99Ms > 0 {
 		fmt.Fprintf(w, ", pacing lag p99 %s", Ms(c.PacingLagP99Ms))
+	}
+	if c.Transport != "" {
+		fmt.Fprintf(w, ", transport %s", c.Transport)
 	}
 	fmt.Fprintln(w)
 	if run.Valid {

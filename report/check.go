@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/check"
@@ -23,7 +22,7 @@ type Check struct {
 	Compat        check.CompatVerdict `json:"compat"`
 	Criteria      []finding.Criterion `json:"criteria"`
 	ExitFollows   string              `json:"exit_follows"` // default | compat
-	Profile       Profile             `json:"profile"`
+	Profile       profiles.Summary    `json:"profile"`
 	Valid         bool                `json:"valid"`
 	InvalidReason string              `json:"invalid_reason"`
 	DurationS     float64             `json:"duration_s"`
@@ -35,32 +34,18 @@ type Check struct {
 	rep analyze.Report
 }
 
-// Profile is what a command's output says about the profile it ran.
-type Profile struct {
-	Name        string  `json:"name"`
-	Version     int     `json:"version"`
-	Description string  `json:"description"`
-	Rate        float64 `json:"rate"`
-	Clients     int     `json:"clients"`
-	Connections int     `json:"connections"`
-	DurationS   float64 `json:"duration_s"`
-}
-
-// ProfileOf summarizes p; a profile without connections uses one.
-func ProfileOf(p *profiles.Profile) Profile {
-	return Profile{Name: p.Name, Version: p.Version, Description: p.Description, Rate: p.Rate,
-		Clients: p.Clients, Connections: max(p.Connections, 1), DurationS: time.Duration(p.Duration).Seconds()}
-}
-
-// NewCheck is the output of check on run, written to runFile, of profile p, with
-// rep's findings, budget and notes (its Verbose applies to the text). The caller
-// sets the verdicts (Verdict, Criteria, Compat) and ExitFollows.
-func NewCheck(run *results.Run, runFile string, rep analyze.Report, p Profile) Check {
+// NewCheck is the output of check's result res on run, written to runFile,
+// with rep's findings, budget and notes (its Verbose applies to the text).
+func NewCheck(run *results.Run, runFile string, rep analyze.Report, res check.Result) Check {
 	c := Check{
-		Findings: rep.Findings, Ops: BenchOps(run), ExitFollows: "default", Profile: p,
+		Verdict: res.Verdict, Compat: res.Compat, Criteria: res.Criteria, ExitFollows: res.ExitFollows, Profile: res.Profile,
+		Findings: rep.Findings, Ops: BenchOps(run),
 		Valid: run.Valid, InvalidReason: run.InvalidReason, DurationS: run.DurationS,
-		Client: BenchClient{CPUSeconds: run.Client.CPUSeconds, MaxRSSBytes: run.Client.MaxRSSBytes},
+		Client: benchClient(run),
 		Budget: rep.Budget, Notes: rep.Notes, RunFile: runFile, rep: rep,
+	}
+	if c.ExitFollows == "" {
+		c.ExitFollows = "default"
 	}
 	if c.Findings == nil {
 		c.Findings = []finding.Finding{}
@@ -79,7 +64,11 @@ func (c Check) write(w io.Writer, format string) error {
 	// The answer first: the verdict, etcdctl's rule beside it, the bottleneck.
 	fmt.Fprintf(w, "%s  %s: %s (etcdctl's rule: %s)\n", strings.ToUpper(c.Verdict.Status), p.Name, c.Verdict.Summary, strings.ToUpper(c.Compat.Status))
 	fmt.Fprintf(w, "check %s v%d: %s\n", p.Name, p.Version, p.Description)
-	fmt.Fprintf(w, "offered %g req/s from %d clients over %d connection(s); measured %.2fs\n", p.Rate, p.Clients, p.Connections, c.DurationS)
+	fmt.Fprintf(w, "offered %g req/s from %d clients over %d connection(s)", p.Rate, p.Clients, p.Connections)
+	if c.Client.Transport != "" {
+		fmt.Fprintf(w, " (transport %s)", c.Client.Transport)
+	}
+	fmt.Fprintf(w, "; measured %.2fs\n", c.DurationS)
 	for _, op := range c.Ops {
 		fmt.Fprintf(w, "  %-16s %d requests, %d errors, %.1f req/s", op.Op, op.Requests, op.Errors, op.ThroughputRPS)
 		if op.TargetRPS > 0 {
@@ -89,13 +78,13 @@ func (c Check) write(w io.Writer, format string) error {
 		fmt.Fprintf(w, "  %-16s response p50 %s  p99 %s  max %s;  service p99 %s  max %s  stddev %s\n", "",
 			Ms(op.Latency.P50), Ms(op.Latency.P99), Ms(op.Latency.Max), Ms(op.Service.P99), Ms(op.Service.Max), Ms(op.Service.Stddev))
 	}
+	// Both verdicts are on the first line; below them, only what they rest on.
 	cv := c.Compat
-	fmt.Fprintf(w, "\ncompat verdict (etcdctl check perf rule): %s\n", strings.ToUpper(cv.Status))
-	fmt.Fprintf(w, "  throughput %.0f writes/s of %g, slowest %s, stddev %s, %d errors\n", cv.ThroughputRPS, cv.TargetRPS, Ms(cv.SlowestMs), Ms(cv.StddevMs), cv.Errors)
+	fmt.Fprintf(w, "\ncompat (etcdctl check perf rule): throughput %.0f writes/s of %g, slowest %s, stddev %s, %d errors\n", cv.ThroughputRPS, cv.TargetRPS, Ms(cv.SlowestMs), Ms(cv.StddevMs), cv.Errors)
 	for _, f := range cv.Failures {
 		fmt.Fprintf(w, "  FAIL: %s\n", f)
 	}
-	fmt.Fprintf(w, "\ndefault verdict (etcdperf): %s\n", strings.ToUpper(c.Verdict.Status))
+	fmt.Fprintln(w, "\ndefault (etcdperf's rule):")
 	tw := NewTable(w)
 	passed := 0
 	for _, cr := range c.Criteria {
@@ -114,10 +103,9 @@ func (c Check) write(w io.Writer, format string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w)
 	rep := c.rep
 	rep.Verdict = c.Verdict // check's own, which the analyzer's feeds
-	if err := Analysis(rep).write(w, format); err != nil {
+	if err := Analysis(rep).body(w, format); err != nil {
 		return err
 	}
 	if !c.Valid {

@@ -12,7 +12,7 @@ import (
 )
 
 func TestCheckOutput(t *testing.T) {
-	p := ProfileOf(&profiles.Profile{Name: "check-perf-s", Version: 1, Description: "etcdctl check perf --load s", Rate: 150, Clients: 50, Duration: profiles.Duration(60e9)})
+	p := (&profiles.Profile{Name: "check-perf-s", Version: 1, Description: "etcdctl check perf --load s", Rate: 150, Clients: 50, Duration: profiles.Duration(60e9)}).Summary()
 	criteria := []finding.Criterion{
 		{Name: "put p99 response time", Observed: "2.4 ms", Threshold: "≤ 100 ms", Pass: true},
 		{Name: "errors", Observed: "12", Threshold: "0", Pass: false},
@@ -29,8 +29,7 @@ func TestCheckOutput(t *testing.T) {
 		{"check-verbose-compat", edgeRun(t), true, "compat"},
 	} {
 		rep := analyze.Report{Verdict: finding.Verdict{Status: finding.StatusPass, Summary: "the analyzer's, replaced by check's"}, Verbose: c.verbose, Notes: []string{"a note"}}
-		out := NewCheck(c.run, "results/check.json", rep, p)
-		out.Verdict, out.Criteria, out.Compat, out.ExitFollows = failing, criteria, compat, c.exitFollows
+		out := NewCheck(c.run, "results/check.json", rep, check.Result{Verdict: failing, Criteria: criteria, Compat: compat, ExitFollows: c.exitFollows, Profile: p})
 		for _, format := range []string{"simple", "table", "json"} {
 			t.Run(c.name+"/"+format, func(t *testing.T) {
 				var buf bytes.Buffer
@@ -44,7 +43,7 @@ func TestCheckOutput(t *testing.T) {
 }
 
 func TestNewCheckFindingsNeverNull(t *testing.T) {
-	if out := NewCheck(sampleRun(t), "", analyze.Report{}, Profile{}); out.Findings == nil || out.ExitFollows != "default" {
+	if out := NewCheck(sampleRun(t), "", analyze.Report{}, check.Result{}); out.Findings == nil || out.ExitFollows != "default" {
 		t.Errorf("findings %#v, exit follows %q: want [] and default", out.Findings, out.ExitFollows)
 	}
 }

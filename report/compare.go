@@ -173,6 +173,9 @@ func Compare(a, b *results.Run, opts CompareOptions) (*Comparison, error) {
 			c.Notes = append(c.Notes, fmt.Sprintf("run %s is invalid (%s): its numbers do not describe the cluster at the intended load", r.name, r.run.InvalidReason))
 		}
 	}
+	if ta, tb := a.Client.Transport, b.Client.Transport; ta != tb && ta != "" && tb != "" {
+		c.Notes = append(c.Notes, fmt.Sprintf("run A went through --transport %s, run B through %s: the difference is the clients' as much as the cluster's", ta, tb))
+	}
 	if slices.ContainsFunc(c.Rows, func(r CompareRow) bool { return r.PValue == nil }) {
 		c.Notes = append(c.Notes, fmt.Sprintf("with so few seconds the test cannot reach p < %g whatever the change: nothing was detectable, no change is called a regression or small; run at least %d seconds each",
 			opts.Alpha, secondsNeeded(opts.Alpha)))

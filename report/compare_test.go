@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,6 +108,26 @@ func TestCompareNoise(t *testing.T) {
 	}
 	if got := verdicts(c, "put"); !strings.Contains(got, "p99.9=noise") || c.Regressions != 0 {
 		t.Errorf("put: %s, %d regressions", got, c.Regressions)
+	}
+}
+
+// TestCompareTransports: runs through different transports are compared, with
+// a note that the clients differ; runs through one transport get no such note.
+func TestCompareTransports(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		note bool
+	}{{"lean", "grpc", true}, {"lean", "lean", false}, {"", "grpc", false}} {
+		a, b := compareRun(t, 700, 2_400, 1000), compareRun(t, 700, 2_400, 1000)
+		a.Client.Transport, b.Client.Transport = tc.a, tc.b
+		c, err := Compare(a, b, CompareOptions{ThresholdPct: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := slices.ContainsFunc(c.Notes, func(n string) bool { return strings.Contains(n, "--transport "+tc.a+", run B through "+tc.b) })
+		if noted != tc.note {
+			t.Errorf("%q vs %q: notes %q; want a transport note %v", tc.a, tc.b, c.Notes, tc.note)
+		}
 	}
 }
 

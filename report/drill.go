@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/etcdperf/etcdperf/drill"
+	"github.com/etcdperf/etcdperf/results"
 	"github.com/etcdperf/etcdperf/units"
 )
 
@@ -17,28 +18,25 @@ type ReplaceDrill drill.ReplaceReport
 // RestartDrill is the outcome of drill rolling-restart as Output.
 type RestartDrill drill.RestartReport
 
-// DrillOutput is the Output of a drill's report as a run file stores it
-// (results.Run.Drill): which of the drills it is says its shape.
-func DrillOutput(raw json.RawMessage) (Output, error) {
-	var head struct {
-		Drill string `json:"drill"`
+// DrillOutput is the Output of the drill whose load run is, from its section
+// of the run file, with that section's JSON; nil when run is no drill's.
+func DrillOutput(run *results.Run) (Output, json.RawMessage, error) {
+	rep, restart := &drill.ReplaceReport{}, &drill.RestartReport{}
+	for _, sec := range []results.Section{rep, restart} {
+		ok, err := run.Section(sec)
+		if err != nil {
+			return nil, nil, fmt.Errorf("drill report: %w", err)
+		}
+		if !ok {
+			continue
+		}
+		raw := run.Sections[sec.SectionName()]
+		if sec == results.Section(rep) {
+			return (*ReplaceDrill)(rep), raw, nil
+		}
+		return (*RestartDrill)(restart), raw, nil
 	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, fmt.Errorf("drill report: %w", err)
-	}
-	var o Output
-	switch head.Drill {
-	case drill.ReplaceName:
-		o = &ReplaceDrill{}
-	case drill.RestartName:
-		o = &RestartDrill{}
-	default:
-		return nil, fmt.Errorf("drill report: unknown drill %q", head.Drill)
-	}
-	if err := json.Unmarshal(raw, o); err != nil {
-		return nil, fmt.Errorf("drill report: %w", err)
-	}
-	return o, nil
+	return nil, nil, nil
 }
 
 func fmtOpt[T int64 | float64](v *T, format string) string {

@@ -6,41 +6,16 @@ import (
 	"io"
 
 	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/check"
 	"github.com/etcdperf/etcdperf/plan"
+	"github.com/etcdperf/etcdperf/qualify"
 	"github.com/etcdperf/etcdperf/results"
 )
 
-// KeepJob stores o, the output of the command that judged run (check, qualify,
-// plan), in the run file (results.Run.Job), so analyze and report reproduce
-// what the command printed. Its run file and report paths are left out: the
-// file does not know where it will be read from.
-func KeepJob(run *results.Run, o Output) error {
-	switch j := o.(type) {
-	case Plan:
-		j.RunFile, j.Report = "", ""
-		o = j
-	case KubePlan:
-		j.RunFile = ""
-		o = j
-	case Qualify:
-		j.RunFile = ""
-		o = j
-	case Check:
-		j.RunFile = ""
-		o = j
-	}
-	b, err := json.Marshal(o)
-	if err != nil {
-		return fmt.Errorf("run file: store %s's output: %w", run.Command, err)
-	}
-	run.Job = b
-	return nil
-}
-
-// Job is the output a run file stores of the command that judged it (see
-// KeepJob), read back: printed as the command printed it, with the run file's
-// path and, below it, the analysis of the run the file's own figures are (for
-// plan, the knee's step), labelled as such.
+// Job is the result of the command that judged a run (check, qualify, plan),
+// read from its section of the run file: printed as the command printed it,
+// with the run file's path and, below it, the analysis of the run the file's
+// own figures are (for plan, the knee's step), labelled as such.
 type Job struct {
 	// Output is the command's output as it printed it.
 	Output Output
@@ -49,66 +24,51 @@ type Job struct {
 	// Step is the analysis of the file's own run; StepLabel names that run.
 	Step      analyze.Report
 	StepLabel string
+	// Regraded says where this build's rules grade the file apart from what it
+	// stores (see Regraded); "" when they agree.
+	Regraded string
 }
 
-// JobOf decodes the output run stores of the command that judged it, found at
-// path, and pairs it with step, the analysis of the file's own run; ok is false
-// when the file stores none (a bench run, or a file written before it was kept).
+// JobOf reads the section run keeps of the command that judged it, found at
+// path, whichever it is, and pairs it with step, the analysis of the file's own
+// run; ok is false when the file keeps none (a bench run, or a file written
+// before it was kept).
 func JobOf(run *results.Run, path string, step analyze.Report) (j Job, ok bool, err error) {
-	if len(run.Job) == 0 {
-		return Job{}, false, nil
-	}
-	bad := func(err error) (Job, bool, error) {
-		return Job{}, false, fmt.Errorf("%s: the stored %s output: %w", path, run.Command, err)
-	}
-	j = Job{Step: step}
-	switch run.Command {
-	case "plan":
-		var head struct {
-			Kubernetes json.RawMessage `json:"kubernetes"`
-		}
-		if err := json.Unmarshal(run.Job, &head); err != nil {
-			return bad(err)
-		}
-		if len(head.Kubernetes) > 0 {
-			var k KubePlan
-			if err := json.Unmarshal(run.Job, &k); err != nil {
-				return bad(err)
-			}
-			k.RunFile = path
-			j.Output, j.Status, j.StepLabel = k, k.Verdict.Status, kneeLabel(k.Knee, k.RateSteps())
+	var (
+		c check.Result
+		p plan.Record
+		k plan.KubeResult
+		q qualify.Record
+	)
+	var found results.Section
+	for _, s := range []results.Section{&c, &p, &k, &q} {
+		if ok, err := run.Section(s); err != nil {
+			return Job{}, false, fmt.Errorf("%s: %w", path, err)
+		} else if ok {
+			found = s
 			break
 		}
-		var p Plan
-		if err := json.Unmarshal(run.Job, &p); err != nil {
-			return bad(err)
-		}
-		p.RunFile = path
-		j.Output, j.Status, j.StepLabel = p, p.Verdict.Status, kneeLabel(p.Knee, p.Steps)
-	case "qualify":
-		var q Qualify
-		if err := json.Unmarshal(run.Job, &q); err != nil {
-			return bad(err)
-		}
-		q.RunFile = path
-		j.Output, j.Status, j.StepLabel = q, q.Verdict.Status, "diagnosis of the last load run (analyze's grading of the run file)"
-	case "check":
-		var c Check
-		if err := json.Unmarshal(run.Job, &c); err != nil {
-			return bad(err)
-		}
-		c.RunFile = path
+	}
+	j = Job{Step: step}
+	switch found {
+	case nil:
+		return Job{}, false, nil
+	case &k:
+		out := KubePlan{KubeResult: k, RunFile: path}
+		j.Output, j.Status, j.StepLabel = out, k.Verdict.Status, kneeLabel(k.Knee, k.RateSteps())
+	case &p:
+		out := Plan{Result: p.Result, Profile: p.Profile, RunFile: path}
+		j.Output, j.Status, j.StepLabel = out, p.Verdict.Status, kneeLabel(p.Knee, p.Steps)
+	case &q:
+		out := Qualify{Result: q.Result, Disk: q.Disk, Host: q.Host, Ops: BenchOps(run), RunFile: path}
+		j.Output, j.Status, j.StepLabel = out, q.Verdict.Status, "diagnosis of the last load run (analyze's grading of the run file)"
+	case &c:
 		// check prints the diagnosis its verdict came from; the run file stores it.
-		c.rep = analyze.Report{Verdict: c.Verdict, Findings: c.Findings, Budget: c.Budget, Notes: c.Notes, Verbose: step.Verbose}
+		rep := analyze.Report{Verbose: step.Verbose}
 		if d := run.Diagnosis; d != nil {
-			c.rep.Hardware = d.Hardware
+			rep.Findings, rep.Budget, rep.Notes, rep.Hardware = d.Findings, d.Budget, d.Notes, d.Hardware
 		}
-		j.Output, j.Status = c, c.Verdict.Status
-		if c.ExitFollows == "compat" {
-			j.Status = c.Compat.Status
-		}
-	default:
-		return bad(fmt.Errorf("no stored output is known for command %q", run.Command))
+		j.Output, j.Status = NewCheck(run, path, rep, c), c.Status()
 	}
 	return j, true, nil
 }
@@ -139,6 +99,9 @@ func (j Job) Table(w io.Writer) error { return j.write(w, "table") }
 func (j Job) write(w io.Writer, format string) error {
 	if err := Print(w, format, j.Output); err != nil {
 		return err
+	}
+	if j.Regraded != "" {
+		fmt.Fprintf(w, "note: %s\n", j.Regraded)
 	}
 	if j.StepLabel == "" {
 		return nil

@@ -23,9 +23,16 @@ func readDrill(t *testing.T, name string) Output {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := DrillOutput(b)
-	if err != nil {
+	var head struct {
+		Drill string `json:"drill"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
 		t.Fatal(err)
+	}
+	run := &results.Run{Sections: results.Sections{"drill_" + strings.ReplaceAll(head.Drill, "-", "_"): b}}
+	o, _, err := DrillOutput(run)
+	if err != nil || o == nil {
+		t.Fatalf("%s: %v", name, err)
 	}
 	return o
 }
@@ -81,9 +88,9 @@ func TestReportOfDrillRun(t *testing.T) {
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	o, err := DrillOutput(run.Drill)
-	if err != nil {
-		t.Fatal(err)
+	o, _, err := DrillOutput(run)
+	if err != nil || o == nil {
+		t.Fatalf("the drill's run file holds no drill: %v", err)
 	}
 	if err := o.Simple(&want); err != nil {
 		t.Fatal(err)
@@ -107,10 +114,14 @@ func TestReportOfDrillRun(t *testing.T) {
 }
 
 func TestDrillOutputRefuses(t *testing.T) {
-	for _, raw := range []string{`{"drill": "fire"}`, `[]`, `{"drill": "replace-member", "phases": 3}`} {
-		if _, err := DrillOutput(json.RawMessage(raw)); err == nil {
+	for _, raw := range []string{`[]`, `{"drill": "replace-member", "phases": 3}`} {
+		run := &results.Run{Sections: results.Sections{"drill_replace_member": json.RawMessage(raw)}}
+		if _, _, err := DrillOutput(run); err == nil {
 			t.Errorf("%s decoded", raw)
 		}
+	}
+	if o, _, err := DrillOutput(&results.Run{}); o != nil || err != nil {
+		t.Errorf("a run of no drill: %v, %v", o, err)
 	}
 }
 

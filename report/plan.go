@@ -7,15 +7,16 @@ import (
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/plan"
+	"github.com/etcdperf/etcdperf/profiles"
 )
 
 // Plan is `plan`'s output: the result, the profile it ramped (its duration
 // the step's), the run file and the report folder.
 type Plan struct {
 	plan.Result
-	Profile Profile `json:"profile"`
-	RunFile string  `json:"run_file"`
-	Report  string  `json:"report,omitempty"`
+	Profile profiles.Summary `json:"profile"`
+	RunFile string           `json:"run_file"`
+	Report  string           `json:"report,omitempty"`
 }
 
 // Simple writes the step table, the knee, the headroom, the verdict and what

@@ -72,11 +72,13 @@ func (q Qualify) Table(w io.Writer) error {
 	return tw.Flush()
 }
 
+// marginText is a criterion's headroom: how far short of its threshold it is
+// (+50%), or past it (-50%), the opposite of Margin's sign.
 func marginText(c finding.Criterion) string {
 	if c.Margin == nil {
 		return "?"
 	}
-	return fmt.Sprintf("%+.0f%%", *c.Margin*100)
+	return fmt.Sprintf("%+.0f%%", (0-*c.Margin)*100) // 0-m, not -m: no "-0%"
 }
 
 func passText(ok bool) string {

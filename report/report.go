@@ -22,15 +22,15 @@ import (
 // Report is what every rendering shows, and the JSON rendering itself: the run's
 // summary (histograms digested, not copied) and the diagnosis, when there is one.
 type Report struct {
-	Command       string         `json:"command"`
-	StartedAt     time.Time      `json:"started_at"`
-	WarmupS       float64        `json:"warmup_s"`
-	DurationS     float64        `json:"duration_s"`
-	Target        results.Target `json:"target"`
-	Valid         bool           `json:"valid"`
-	InvalidReason string         `json:"invalid_reason,omitempty"`
-	Interrupted   bool           `json:"interrupted,omitempty"`
-	Error         string         `json:"error,omitempty"`
+	Command       string              `json:"command"`
+	StartedAt     time.Time           `json:"started_at"`
+	WarmupS       float64             `json:"warmup_s"`
+	DurationS     float64             `json:"duration_s"`
+	Target        results.ClusterInfo `json:"target"`
+	Valid         bool                `json:"valid"`
+	InvalidReason string              `json:"invalid_reason,omitempty"`
+	Interrupted   bool                `json:"interrupted,omitempty"`
+	Error         string              `json:"error,omitempty"`
 
 	Ops    []OpSummary    `json:"ops"`
 	Client results.Client `json:"client"`
@@ -41,14 +41,17 @@ type Report struct {
 	Members int `json:"scraped_members"`
 
 	*finding.Diagnosis
+	// Regraded says where this build's rules grade the run file's inputs apart
+	// from the verdict it stores (see Regraded); "" when they agree.
+	Regraded string `json:"regraded,omitempty"`
 
 	// Drill is the report of the drill the run is the load of, as the drill printed
-	// it with -w json (results.Run.Drill).
+	// it with -w json (its section of the run file).
 	Drill json.RawMessage `json:"drill,omitempty"`
 	// drill is Drill decoded, rendered as the drill printed it.
 	drill Output
-	// job is the stored output of the command that judged the run
-	// (results.Run.Job), whose step table the report shows.
+	// job is the output of the command that judged the run, from its section of
+	// the run file, whose step table the report shows.
 	job Output
 
 	// Plots are the plot files written by WritePlots (PNG and SVG), when any.
@@ -102,10 +105,13 @@ func NewReport(run *results.Run, diag *finding.Diagnosis) (*Report, error) {
 		Target: run.Target, Valid: run.Valid, InvalidReason: run.InvalidReason,
 		Interrupted: run.Interrupted, Error: run.Error,
 		Ops: []OpSummary{}, Client: run.Client, Host: run.Host, Diagnosis: diag,
-		Drill: run.Drill, figures: figs,
+		figures: figs,
 	}
-	if len(run.Drill) > 0 {
-		if r.drill, err = DrillOutput(run.Drill); err != nil {
+	if r.drill, r.Drill, err = DrillOutput(run); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if diag == run.Diagnosis {
+		if r.Regraded, err = Regraded(run); err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
 	}

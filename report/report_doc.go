@@ -102,6 +102,9 @@ func (r *Report) sections() []section {
 		if len(v.Ranked) > 1 {
 			s.Blocks = append(s.Blocks, textBlock("Ranked: %s", strings.Join(v.Ranked, ", ")))
 		}
+		if r.Regraded != "" {
+			s.Blocks = append(s.Blocks, block{Text: "Note: " + r.Regraded, Grade: "warn"})
+		}
 		out = append(out, s)
 	}
 	if r.job != nil {
@@ -273,6 +276,9 @@ func (r *Report) contextSection() section {
 	}
 	if c.PacingLagP99Ms > 0 {
 		line += ", pacing lag p99 " + ms(c.PacingLagP99Ms) + " ms"
+	}
+	if c.Transport != "" {
+		line += ", transport " + c.Transport
 	}
 	s.Blocks = append(s.Blocks, block{Text: line})
 	if h := r.Host; h != nil {

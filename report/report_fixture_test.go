@@ -210,7 +210,7 @@ func fixtureRun(t testing.TB) *results.Run {
 	return &results.Run{
 		Version: results.Version, Tool: results.Tool{Name: "etcdperf", Version: "v0.1.0", GoVersion: "go1.26.8"},
 		Command: "bench mixed", StartedAt: fixtureStart.Add(-2 * time.Second), EndedAt: fixtureStart.Add(fixtureSeconds * time.Second),
-		Target: results.Target{Endpoints: []string{"http://127.0.0.1:2379"}, ServerVersion: "3.6.16", ClusterID: "cdf818194e3a8c32",
+		Target: results.ClusterInfo{Endpoints: []string{"http://127.0.0.1:2379"}, ServerVersion: "3.6.16", ClusterID: "cdf818194e3a8c32",
 			Members: []results.Member{{ID: "8e9e05c52164694d", Name: "m0", ClientURLs: []string{"http://127.0.0.1:2379"}, IsLeader: true}}},
 		Flags: map[string]string{"rate": "1000"},
 		Valid: true, WarmupS: 2, DurationS: fixtureSeconds,
@@ -218,7 +218,7 @@ func fixtureRun(t testing.TB) *results.Run {
 			fixtureOp(t, "put", 1000, 700, 2_400, 1000, flat),
 			fixtureOp(t, "range", 500, 250, 900, 0, rising),
 		},
-		Client:  results.Client{CPUSeconds: 7.4, MaxRSSBytes: 96 << 20, Cores: 2, PacingLagP99Ms: 0.21},
+		Client:  results.Client{CPUSeconds: 7.4, MaxRSSBytes: 96 << 20, Cores: 2, PacingLagP99Ms: 0.21, Transport: "lean"},
 		Disk:    fixtureDisk(t),
 		Scrapes: fixtureScrapes(t),
 		Host: &results.Host{Hostname: "bench-1", CPUs: 2, CPUModel: "Intel(R) Xeon(R) CPU @ 2.20GHz", MemoryBytes: 8 << 30,

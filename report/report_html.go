@@ -62,10 +62,10 @@ main { max-width: 1000px; margin: 0 auto; padding: 24px 28px 48px; background: #
 h1 { font-size: 24px; margin: 0 0 4px; display: flex; align-items: center; gap: 12px; }
 h2 { font-size: 18px; margin: 28px 0 8px; padding-bottom: 4px; border-bottom: 2px solid #e3e6eb; }
 p { margin: 6px 0; }
-table { border-collapse: collapse; margin: 8px 0 12px; font-variant-numeric: tabular-nums; }
+table { border-collapse: collapse; margin: 8px 0 12px; font-variant-numeric: tabular-nums; max-width: 100%; }
 th, td { border: 1px solid #dfe2e7; padding: 4px 10px; text-align: left; }
 th { background: #eef1f5; font-weight: 600; }
-td { white-space: nowrap; }
+td { overflow-wrap: anywhere; }
 pre { background: #f2f4f7; border: 1px solid #e3e6eb; padding: 8px 10px; overflow-x: auto; font-size: 13px; }
 .pill { display: inline-block; padding: 2px 10px; border-radius: 12px; font-size: 13px; font-weight: 700; letter-spacing: .04em; color: #fff; background: #6b7280; }
 .graded { padding: 6px 10px; border-left: 5px solid #6b7280; background: #f4f5f7; }

@@ -84,6 +84,10 @@ func (r *Report) metricFamilies() []*dto.MetricFamily {
 	}
 	gauge(family("etcdperf_run_duration_seconds", "Measured window of the run, warm-up excluded.", dto.MetricType_GAUGE), r.DurationS)
 	gauge(family("etcdperf_run_start_timestamp_seconds", "When the measured window started, unix seconds.", dto.MetricType_GAUGE), float64(r.StartedAt.UnixNano())/1e9)
+	if t := r.Client.Transport; t != "" {
+		gauge(family("etcdperf_client_info", "The load generator as labels (always 1): the transport that carried its requests (--transport).", dto.MetricType_GAUGE), 1,
+			"transport", t)
+	}
 	gauge(family("etcdperf_run_valid", "1 when the run is valid (target rate reached, generator not saturated), else 0.", dto.MetricType_GAUGE), b2f(r.Valid))
 
 	status, bottleneck := r.status(), ""

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -300,13 +300,7 @@ func TestServerSeriesLiveEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an etcd")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := clustertest.Start(t, cluster.Config{})
 	ep := c.Endpoints()[0]
 	scrape := func() results.Scrape {
 		resp, err := http.Get(ep + "/metrics")

@@ -4,7 +4,29 @@ import (
 	"math"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/etcdperf/etcdperf/finding"
 )
+
+// DiskGrade is the JSON grade of a disk probe graded s: the output contract's
+// "pass" where finding says ok; warn and fail as they are.
+func DiskGrade(s finding.Severity) string {
+	if s == finding.OK {
+		return "pass"
+	}
+	return string(s)
+}
+
+// Severity is the probe's grade in finding's vocabulary; unknown when there is none.
+func (d DiskResult) Severity() finding.Severity {
+	switch d.Grade {
+	case "pass":
+		return finding.OK
+	case string(finding.Warn), string(finding.Fail):
+		return finding.Severity(d.Grade)
+	}
+	return finding.Unknown
+}
 
 // DiskResult is one disk probe run (see package diskprobe).
 type DiskResult struct {
@@ -37,7 +59,9 @@ type DiskResult struct {
 	// SegmentCuts counts WAL segment cuts (wal pattern).
 	SegmentCuts int `json:"segment_cuts,omitempty"`
 
-	Grade string `json:"grade"` // pass | warn | fail
+	// Grade is the probe's grade as the output contract writes it: pass, warn or
+	// fail (DiskGrade of a finding.Severity; Severity reads it back).
+	Grade string `json:"grade"`
 	// GradeReason says which rule decided the grade, with the observed value and the source of the threshold.
 	GradeReason string `json:"grade_reason,omitempty"`
 	// FioCommand is the fio job that does the same I/O (fio pattern) or the closest one (wal pattern).
@@ -54,6 +78,16 @@ type DiskResult struct {
 	Backend *DiskResult `json:"backend,omitempty"`
 	// Interrupted is set when the probe was cancelled; the figures cover what ran.
 	Interrupted bool `json:"interrupted,omitempty"`
+
+	// Member is the member whose data dir's filesystem a probe taken during the
+	// load (bench, check, plan) wrote to; empty for a probe of its own (disk, qualify).
+	Member string `json:"member,omitempty"`
+	// SharedWith are the other members whose data dirs are on the same
+	// filesystem: one probe a filesystem measures it for them all.
+	SharedWith []string `json:"shared_with,omitempty"`
+	// IntervalMs is the pace of a light probe: one batch and its fdatasync every
+	// IntervalMs; 0 for a probe that writes back to back.
+	IntervalMs float64 `json:"interval_ms,omitempty"`
 }
 
 // Bucket is one cumulative histogram bucket, as Prometheus exposes it: Count observations were ≤ LE seconds.

@@ -72,14 +72,109 @@ func ReadFile(path string) (*Run, error) {
 	return run, nil
 }
 
-// Decode reads one run file from r and checks its version and histograms.
+// Decode reads one run file from r, of this version or the one before (read as
+// this one), and checks its histograms.
 func Decode(r io.Reader) (*Run, error) {
-	var run Run
 	dec := json.NewDecoder(r)
-	if err := dec.Decode(&run); err != nil {
+	run, err := decodeOne(dec)
+	if err != nil {
+		return nil, err
+	}
+	return check(run)
+}
+
+// decodeOne reads the next run file of dec, upgrading a version 1 file.
+func decodeOne(dec *json.Decoder) (*Run, error) {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("not a run file: %w", err)
 	}
-	return check(&run)
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, fmt.Errorf("not a run file: %w", err)
+	}
+	if head.Version == 1 {
+		return upgradeV1(raw)
+	}
+	var run Run
+	if err := json.Unmarshal(raw, &run); err != nil {
+		return nil, fmt.Errorf("not a run file: %w", err)
+	}
+	return &run, nil
+}
+
+// v1Job is a version 1 job output as the section name holds it: without what
+// the command printed from the run file itself (its path, ops, findings), which
+// the reader of the section takes from the run.
+func v1Job(name string, job json.RawMessage) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(job, &fields); err != nil {
+		return nil, fmt.Errorf("run file version 1: the stored %s output: %w", name, err)
+	}
+	drop := []string{"run_file", "report", "ops"}
+	if name == "check" {
+		drop = append(drop, "findings", "valid", "invalid_reason", "duration_s", "client", "budget", "notes")
+	}
+	for _, f := range drop {
+		delete(fields, f)
+	}
+	return json.Marshal(fields)
+}
+
+// upgradeV1 reads a version 1 run file as this version: the judging command's
+// printed output (job) and a drill's report (drill) become the sections of
+// their types, whose fields those outputs already had.
+func upgradeV1(raw []byte) (*Run, error) {
+	var old struct {
+		Run
+		Job   json.RawMessage `json:"job"`
+		Drill json.RawMessage `json:"drill"`
+	}
+	if err := json.Unmarshal(raw, &old); err != nil {
+		return nil, fmt.Errorf("not a run file: %w", err)
+	}
+	run := old.Run
+	run.Version = Version
+	for _, s := range run.Steps {
+		s.Version = Version
+	}
+	add := func(name string, b json.RawMessage) {
+		if run.Sections == nil {
+			run.Sections = Sections{}
+		}
+		run.Sections[name] = b
+	}
+	if len(old.Job) > 0 {
+		// The one place that reads a result by the command's name, and only for
+		// files of version 1: check, qualify and plan stored a job.
+		name := run.Command
+		if name != "check" && name != "qualify" && name != "plan" {
+			return nil, fmt.Errorf("run file version 1: a stored output of %q is not known", run.Command)
+		}
+		var kube struct {
+			Kubernetes json.RawMessage `json:"kubernetes"`
+		}
+		if name == "plan" && json.Unmarshal(old.Job, &kube) == nil && len(kube.Kubernetes) > 0 {
+			name = "plan_kubernetes"
+		}
+		job, err := v1Job(name, old.Job)
+		if err != nil {
+			return nil, err
+		}
+		add(name, job)
+	}
+	if len(old.Drill) > 0 {
+		var d struct {
+			Drill string `json:"drill"`
+		}
+		if err := json.Unmarshal(old.Drill, &d); err != nil || d.Drill == "" {
+			return nil, fmt.Errorf("run file version 1: the drill's report names no drill")
+		}
+		add("drill_"+strings.ReplaceAll(d.Drill, "-", "_"), old.Drill)
+	}
+	return &run, nil
 }
 
 // Stdin is the run file name that stands for standard input (for --run-file,
@@ -91,19 +186,15 @@ const Stdin = "-"
 func DecodeAll(r io.Reader) ([]*Run, error) {
 	dec := json.NewDecoder(r)
 	var runs []*Run
-	for {
-		var run Run
-		err := dec.Decode(&run)
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for dec.More() {
+		run, err := decodeOne(dec)
 		if err != nil {
-			return nil, fmt.Errorf("run file %d: not a run file: %w", len(runs)+1, err)
-		}
-		if _, err := check(&run); err != nil {
 			return nil, fmt.Errorf("run file %d: %w", len(runs)+1, err)
 		}
-		runs = append(runs, &run)
+		if _, err := check(run); err != nil {
+			return nil, fmt.Errorf("run file %d: %w", len(runs)+1, err)
+		}
+		runs = append(runs, run)
 	}
 	if len(runs) == 0 {
 		return nil, errors.New("no run file on standard input")
@@ -129,7 +220,7 @@ func Open(path string, stdin io.Reader) (*Run, error) {
 // check checks a decoded run's version and histograms.
 func check(run *Run) (*Run, error) {
 	if run.Version != Version {
-		return nil, fmt.Errorf("%w %d (this build reads version %d)", ErrVersion, run.Version, Version)
+		return nil, fmt.Errorf("%w %d (this build reads versions 1 and %d)", ErrVersion, run.Version, Version)
 	}
 	for _, op := range run.Ops {
 		for _, h := range []Hist{op.ResponseHist, op.ServiceHist} {

@@ -85,7 +85,7 @@ func TestDecodeRejects(t *testing.T) {
 			}
 		})
 	}
-	_, err := Decode(strings.NewReader(`{"version":2}`))
+	_, err := Decode(strings.NewReader(`{"version":3}`))
 	if !errors.Is(err, ErrVersion) {
 		t.Errorf("version error not ErrVersion: %v", err)
 	}
@@ -208,5 +208,57 @@ func TestSave(t *testing.T) {
 	}
 	if back, err := Decode(&out); err != nil || back.Command != run.Command {
 		t.Errorf("stdout holds %+v, %v", back, err)
+	}
+}
+
+// A version 1 file reads as this version: its job and drill outputs become the
+// sections of their types, named by what wrote them.
+func TestDecodeVersion1(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, section string
+	}{
+		{"check", `{"version":1,"command":"check","job":{"exit_follows":"default"}}`, "check"},
+		{"plan", `{"version":1,"command":"plan","job":{"knee":null},"steps":[{"version":1}]}`, "plan"},
+		{"plan kubernetes", `{"version":1,"command":"plan","job":{"kubernetes":{}}}`, "plan_kubernetes"},
+		{"qualify", `{"version":1,"command":"qualify","job":{"tiers":[]}}`, "qualify"},
+		{"drill", `{"version":1,"command":"drill replace-member","drill":{"drill":"replace-member"}}`, "drill_replace_member"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, err := Decode(strings.NewReader(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Version != Version || len(run.Sections) != 1 || run.Sections[tc.section] == nil {
+				t.Fatalf("version %d, sections %v: want version %d with section %s", run.Version, run.Sections, Version, tc.section)
+			}
+			for _, s := range run.Steps {
+				if s.Version != Version {
+					t.Errorf("step version %d", s.Version)
+				}
+			}
+		})
+	}
+	if _, err := Decode(strings.NewReader(`{"version":1,"command":"bench put","job":{}}`)); err == nil {
+		t.Error("a version 1 job of bench read without error")
+	}
+}
+
+type testSection struct {
+	N int `json:"n"`
+}
+
+func (testSection) SectionName() string { return "test" }
+
+func TestSectionRoundTrip(t *testing.T) {
+	var run Run
+	if ok, err := run.Section(&testSection{}); ok || err != nil {
+		t.Fatalf("empty run: ok %v, err %v", ok, err)
+	}
+	if err := run.SetSection(testSection{N: 3}); err != nil {
+		t.Fatal(err)
+	}
+	var got testSection
+	if ok, err := run.Section(&got); !ok || err != nil || got.N != 3 {
+		t.Fatalf("got %+v, ok %v, err %v", got, ok, err)
 	}
 }

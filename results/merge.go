@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,9 @@ var connectionFlags = map[string]bool{
 	"endpoints": true, "cacert": true, "cert": true, "key": true, "insecure-skip-tls-verify": true,
 	"user": true, "password": true, "dial-timeout": true, "keepalive-time": true, "keepalive-timeout": true,
 	"metrics-urls": true, "data-dir": true, "embedded-members": true,
+	// The transport a worker really used is compared instead (Client.Transport):
+	// --transport lean and no flag are the same load.
+	"transport": true,
 }
 
 // Merge combines the run files of several workers that drove one load against one
@@ -60,6 +64,7 @@ func Merge(runs []*Run, names []string) (*Run, error) {
 	out := &Run{
 		Version: Version, Tool: first.Tool, Command: first.Command,
 		Target: mergeTarget(runs), Flags: mergeFlags(runs), Valid: true,
+		Client: Client{Transport: first.Client.Transport},
 	}
 	measuredStart, end := first.StartedAt.Add(secs(first.WarmupS)), first.EndedAt
 	out.StartedAt = first.StartedAt
@@ -78,12 +83,9 @@ func Merge(runs []*Run, names []string) (*Run, error) {
 			errs = append(errs, fmt.Sprintf("%s: %s", name(i), r.Error))
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
+		out.Stall = Longer(out.Stall, r.Stall)
 		out.Disk = append(out.Disk, r.Disk...)
-		out.Client.CPUSeconds += r.Client.CPUSeconds
-		out.Client.Cores += r.Client.Cores
-		out.Client.MaxRSSBytes = max(out.Client.MaxRSSBytes, r.Client.MaxRSSBytes)
-		out.Client.PacingLagP99Ms = max(out.Client.PacingLagP99Ms, r.Client.PacingLagP99Ms)
-		out.Client.PacingWakeups += r.Client.PacingWakeups
+		addFigures(&out.Client, r.Client)
 	}
 	out.EndedAt = end
 	out.WarmupS = measuredStart.Sub(out.StartedAt).Seconds()
@@ -133,6 +135,8 @@ func checkAlike(runs []*Run, name func(int) string) error {
 			return unlike("cluster ID %q vs %q (different etcd clusters)", first.Target.ClusterID, r.Target.ClusterID)
 		case !slices.Equal(first.OpNames(), r.OpNames()):
 			return unlike("ops [%s] vs [%s]", strings.Join(first.OpNames(), " "), strings.Join(r.OpNames(), " "))
+		case r.Client.Transport != first.Client.Transport:
+			return unlike("transport %q vs %q (the load went through different clients)", first.Client.Transport, r.Client.Transport)
 		}
 		for _, k := range flagUnion(first, r) {
 			a, inA := first.Flags[k]
@@ -203,7 +207,7 @@ func mergeFlags(runs []*Run) map[string]string {
 
 // mergeTarget is the first run's target with every worker's endpoints; the runs
 // were checked to share one cluster ID.
-func mergeTarget(runs []*Run) Target {
+func mergeTarget(runs []*Run) ClusterInfo {
 	t := runs[0].Target
 	t.Endpoints = nil
 	for _, r := range runs {
@@ -242,26 +246,13 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 	for _, r := range runs {
 		i := slices.IndexFunc(r.Ops, func(o Op) bool { return o.Op == name })
 		o := r.Ops[i]
-		out.Requests += o.Requests
-		out.Errors += o.Errors
-		out.TargetRPS += o.TargetRPS
-		out.LateStarts += o.LateStarts
-		out.Unsent += o.Unsent
-		out.OverMaxLatency += o.OverMaxLatency
+		addFigures(&out, o)
 		if o.ServiceOK != nil {
 			if out.ServiceOK == nil {
 				out.ServiceOK = &Moments{}
 			}
 			out.ServiceOK.Merge(*o.ServiceOK)
 		}
-		out.Events += o.Events
-		out.Watchers += o.Watchers
-		out.MissedEvents += o.MissedEvents
-		out.OutOfOrder += o.OutOfOrder
-		out.BytesSent += o.BytesSent
-		out.BytesReceived += o.BytesReceived
-		out.KeysReceived += o.KeysReceived
-		out.Conflicts += o.Conflicts
 		for code, n := range o.ErrorsByCode {
 			if out.ErrorsByCode == nil {
 				out.ErrorsByCode = map[string]int64{}
@@ -336,6 +327,37 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 		out.Intervals = append(out.Intervals, iv)
 	}
 	return out, nil
+}
+
+// addFigures adds the numbers of src into dst, a struct of the same type, field
+// by field, so that a figure added to Op or Client is merged without a line
+// here: integers and floats are summed, unless tagged merge:"max" (the worst
+// worker's: peaks, p99s) or merge:"derived" (recomputed from the merged whole:
+// rates). Other fields (histograms, digests, maps) are the callers'.
+func addFigures[T any](dst *T, src T) {
+	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
+	t := d.Type()
+	for i := range t.NumField() {
+		how := t.Field(i).Tag.Get("merge")
+		if how == "derived" {
+			continue
+		}
+		f, x := d.Field(i), s.Field(i)
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64:
+			if how == "max" {
+				f.SetInt(max(f.Int(), x.Int()))
+			} else {
+				f.SetInt(f.Int() + x.Int())
+			}
+		case reflect.Float64:
+			if how == "max" {
+				f.SetFloat(max(f.Float(), x.Float()))
+			} else {
+				f.SetFloat(f.Float() + x.Float())
+			}
+		}
+	}
 }
 
 // addHist adds an encoded histogram into dst. Every recorder uses the shared bounds

@@ -83,14 +83,14 @@ func workerRun(t *testing.T, samples []mergeSample, index, workers int, start, e
 	}
 	return &Run{
 		Version: Version, Command: "bench put", StartedAt: start, EndedAt: end, DurationS: end.Sub(start).Seconds(),
-		Target: Target{Endpoints: []string{fmt.Sprintf("https://10.0.0.%d:2379", index%2+1)}, ClusterID: "cdf818194e3a8c32"},
+		Target: ClusterInfo{Endpoints: []string{fmt.Sprintf("https://10.0.0.%d:2379", index%2+1)}, ClusterID: "cdf818194e3a8c32"},
 		Flags: map[string]string{
 			"workers": fmt.Sprint(workers), "worker-index": fmt.Sprint(index), "rate": "250", "val-size": "256",
 			"start-at": "2027-01-15T08:00:00Z", "run-file": fmt.Sprintf("/results/w%d.json", index),
 		},
 		Valid:  true,
 		Ops:    []Op{op},
-		Client: Client{CPUSeconds: 1.5, Cores: 2, MaxRSSBytes: int64(index+1) << 20},
+		Client: Client{CPUSeconds: 1.5, Cores: 2, MaxRSSBytes: int64(index+1) << 20, Transport: "lean"},
 	}
 }
 
@@ -256,6 +256,7 @@ func TestMergeRefusesUnlikeRuns(t *testing.T) {
 		{"flag set on one only", func(r *Run) { r.Flags["clients"] = "100" }, `--clients unset vs "100"`},
 		{"worker count", func(r *Run) { r.Flags["workers"] = "3" }, `--workers "2" vs "3"`},
 		{"same worker twice", func(r *Run) { r.Flags["worker-index"] = "0" }, "both worker 0"},
+		{"transport", func(r *Run) { r.Client.Transport = "grpc" }, `transport "lean" vs "grpc"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -270,8 +271,11 @@ func TestMergeRefusesUnlikeRuns(t *testing.T) {
 	// What may differ between workers: their endpoints, rate share, files.
 	b := mk(1)
 	b.Flags["endpoints"], b.Flags["rate"], b.Flags["prefix"] = "https://other:2379", "300", "/etcdperf/w1/"
-	if _, err := Merge([]*Run{mk(0), b}, nil); err != nil {
+	b.Flags["transport"] = "lean" // the default, given on one worker only
+	if m, err := Merge([]*Run{mk(0), b}, nil); err != nil {
 		t.Errorf("per-worker flags refused: %v", err)
+	} else if m.Client.Transport != "lean" {
+		t.Errorf("merged transport %q, want the workers' lean", m.Client.Transport)
 	}
 }
 

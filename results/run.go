@@ -4,7 +4,6 @@
 package results
 
 import (
-	"encoding/json"
 	"slices"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 )
 
 // ValidRateFraction is the least fraction of its target rate a valid run
-// achieves (DESIGN.md, measurement rules: under 95% of the target rate a run is
+// achieves (docs/measurement.md, validity: under 95% of the target rate a run is
 // invalid, never silently passed). The one rule: bench judges a run by it, merge
 // the merged run, check and qualify their criteria.
 const ValidRateFraction = 0.95
@@ -20,17 +19,20 @@ const ValidRateFraction = 0.95
 // RateKept reports whether achieved req/s is at least ValidRateFraction of target.
 func RateKept(achieved, target float64) bool { return achieved >= ValidRateFraction*target }
 
-// Version is the run file format version this build writes and reads.
-const Version = 1
+// Version is the run file format version this build writes. It reads this one
+// and the one before (see Decode): version 1 held a judging command's result as
+// that command's printed output (fields job and drill); version 2 holds it in
+// typed Sections and adds the measured round trips (Network).
+const Version = 2
 
 // Run is one run file.
 type Run struct {
-	Version   int       `json:"version"`
-	Tool      Tool      `json:"tool"`
-	Command   string    `json:"command"` // e.g. "bench put"
-	StartedAt time.Time `json:"started_at"`
-	EndedAt   time.Time `json:"ended_at"`
-	Target    Target    `json:"target"`
+	Version   int         `json:"version"`
+	Tool      Tool        `json:"tool"`
+	Command   string      `json:"command"` // e.g. "bench put"
+	StartedAt time.Time   `json:"started_at"`
+	EndedAt   time.Time   `json:"ended_at"`
+	Target    ClusterInfo `json:"target"`
 	// Flags are the options that shaped the run, by flag name; secrets are never stored.
 	Flags map[string]string `json:"flags,omitempty"`
 
@@ -45,7 +47,11 @@ type Run struct {
 	WarmupS   float64 `json:"warmup_s"`
 	DurationS float64 `json:"duration_s"` // measured window, warm-up excluded
 
-	Ops     []Op         `json:"ops,omitempty"`
+	Ops []Op `json:"ops,omitempty"`
+	// Stall is the longest span of the measured window in which a request was
+	// outstanding and no reply came; nil where none was measured (no request, or
+	// a run file from before it was kept).
+	Stall   *Stall       `json:"stall,omitempty"`
 	Client  Client       `json:"client"`
 	Disk    []DiskResult `json:"disk,omitempty"`
 	Scrapes []Scrape     `json:"scrapes,omitempty"`
@@ -53,6 +59,9 @@ type Run struct {
 	// measuring host waited for a CPU (Linux PSI, /proc/pressure/cpu "some"); nil
 	// where the kernel has no PSI.
 	HostCPUPressure *float64 `json:"host_cpu_pressure,omitempty"`
+	// HostCPUBusy is the share of all the measuring host's CPU time over the same
+	// window that was busy (/proc/stat), whoever ran; nil where it was not read.
+	HostCPUBusy *float64 `json:"host_cpu_busy,omitempty"`
 	// Alarms are the cluster's alarms read after the load (Maintenance API); nil
 	// when they were not read, empty when none was raised.
 	Alarms []Alarm `json:"alarms"`
@@ -66,15 +75,58 @@ type Run struct {
 	// without steps of its own); the file's own ops and scrapes are those of the
 	// knee's step. Empty for every other command.
 	Steps []*Run `json:"steps,omitempty"`
-	// Job is the output of the command that judged the run (check, qualify,
-	// plan: the verdict, every plan step, every criterion) as it printed it with
-	// -w json, so analyze and report reproduce it; package report decodes it by
-	// Command. Empty for every other command and in older files.
-	Job json.RawMessage `json:"job,omitempty"`
-	// Drill is the report of the drill this run is the background load of (drill
-	// replace-member or rolling-restart), as the drill printed it with -w json;
-	// package report decodes it. Empty for every other command.
-	Drill json.RawMessage `json:"drill,omitempty"`
+	// Network is what the run measured of the way from the generator to the
+	// cluster, for the network class; nil when it was not measured.
+	Network *Network `json:"network,omitempty"`
+	// Sections hold the result of the command beyond its load (check's criteria,
+	// a plan's steps, a qualification, a drill's phases), each typed by the
+	// package that produces it; see Section. Empty for bench.
+	Sections Sections `json:"sections,omitempty"`
+}
+
+// Network is the round trips measured from the generator to the first endpoint
+// just before the load, over one connection of their own: the baselines the
+// network class is judged by, kept so that a later analysis judges the same.
+type Network struct {
+	// Endpoint is the endpoint the round trips went to.
+	Endpoint string `json:"endpoint"`
+	// StatusRTTMs is the fastest of a few Maintenance.Status calls: a whole gRPC
+	// request that does almost no server work (the client's share of every request).
+	StatusRTTMs float64 `json:"status_rtt_ms"`
+	// PingRTTMs is the fastest of a few HTTP/2 PINGs on the same connection: a
+	// round trip no gRPC or etcd code handles, so it is the network and the
+	// kernels alone; 0 when not measured.
+	PingRTTMs float64 `json:"ping_rtt_ms,omitempty"`
+	// Endpoints are the rounds measured to every endpoint of a cluster of more
+	// than one, for the links between the members; empty otherwise.
+	Endpoints []EndpointRound `json:"endpoints,omitempty"`
+}
+
+// EndpointRound is one endpoint's fastest Status call and fastest linearizable
+// read, each over one connection to it alone. A follower answers a linearizable
+// read only once the leader has confirmed its commit index (raft's ReadIndex), so
+// the read crosses the peer link between the two, as every write sent to that
+// follower does (the forwarded proposal, then the commit notice).
+type EndpointRound struct {
+	Endpoint    string  `json:"endpoint"`
+	StatusRTTMs float64 `json:"status_rtt_ms"`
+	ReadMs      float64 `json:"read_ms"`
+}
+
+// PeerMs is the read's time beyond the endpoint's own round trip: the leader's
+// confirmation round, plus the way to the leader and back from a follower.
+func (e EndpointRound) PeerMs() float64 { return max(e.ReadMs-e.StatusRTTMs, 0) }
+
+// RTTMs is the network's round trip: the PING's where it was measured, else
+// the Status call's (which also holds both ends' gRPC work); 0 for nil.
+func (n *Network) RTTMs() float64 {
+	if n == nil {
+		return 0
+	}
+	if n.PingRTTMs > 0 {
+		return n.PingRTTMs
+	}
+	return n.StatusRTTMs
 }
 
 // Alarm is one raised alarm as the Maintenance API lists it.
@@ -98,8 +150,8 @@ type Tool struct {
 	EmbeddedEtcd string `json:"embedded_etcd,omitempty"`
 }
 
-// Target describes the cluster the load went to.
-type Target struct {
+// ClusterInfo describes the cluster the load went to (the run file's "target").
+type ClusterInfo struct {
 	Endpoints []string `json:"endpoints"`
 	Embedded  bool     `json:"embedded"`
 	// InProcess is set when the embedded etcd ran inside etcdperf's own process,
@@ -128,20 +180,25 @@ type Member struct {
 	MemoryLimitBytes int64 `json:"memory_limit_bytes,omitempty"`
 	// CPUQuotaCores is the CFS quota of the member's cgroup in CPUs; 0 when none is set.
 	CPUQuotaCores float64 `json:"cpu_quota_cores,omitempty"`
+	// DataDir is the member's data dir on this host (embedded, or read from its
+	// process's flags and environment); empty when not known.
+	DataDir string `json:"data_dir,omitempty"`
 }
 
 // Op is the result of one operation type (put, range, watch, ...) over the measured window.
+// Merge sums its numeric fields (see addFigures): a figure that must not be
+// summed says so in a merge tag.
 type Op struct {
 	Op           string           `json:"op"`
 	Requests     int64            `json:"requests"`
 	Errors       int64            `json:"errors"`
 	ErrorsByCode map[string]int64 `json:"errors_by_code,omitempty"`
 	// ThroughputRPS counts successful requests per second of the measured window.
-	ThroughputRPS float64 `json:"throughput_rps"`
+	ThroughputRPS float64 `json:"throughput_rps" merge:"derived"`
 	// SentRPS counts the requests sent and completed (successes and errors) per
 	// second of the measured window: the load the generator produced, which is
 	// what the run's validity grades.
-	SentRPS   float64 `json:"sent_rps,omitempty"`
+	SentRPS   float64 `json:"sent_rps,omitempty" merge:"derived"`
 	TargetRPS float64 `json:"target_rps"` // 0 in closed loop
 	// LateStarts counts requests that began more than a pacing tolerance after their intended time.
 	LateStarts int64 `json:"late_starts"`
@@ -171,11 +228,15 @@ type Op struct {
 	ServiceOK *Moments `json:"service_ok,omitempty"`
 
 	// Watch-only fields.
-	Events       int64    `json:"events,omitempty"`
-	Watchers     int      `json:"watchers,omitempty"`
-	MissedEvents int64    `json:"missed_events,omitempty"`
-	OutOfOrder   int64    `json:"out_of_order_events,omitempty"`
-	CreateMs     *Summary `json:"watch_create_ms,omitempty"`
+	Events       int64 `json:"events,omitempty"`
+	Watchers     int   `json:"watchers,omitempty"`
+	MissedEvents int64 `json:"missed_events,omitempty"`
+	// UndeliveredEvents are events of acknowledged puts that were still on their
+	// way to a live watcher when bench stopped waiting for them (delivered in
+	// order, they lie past its last event): late beyond the wait, not missed.
+	UndeliveredEvents int64    `json:"undelivered_events,omitempty"`
+	OutOfOrder        int64    `json:"out_of_order_events,omitempty"`
+	CreateMs          *Summary `json:"watch_create_ms,omitempty"`
 
 	// BytesSent and BytesReceived are payload bytes (keys+values) the op moved, for value/range size analysis.
 	BytesSent     int64 `json:"bytes_sent,omitempty"`
@@ -229,14 +290,18 @@ type Summary struct {
 // Client describes the load generator's own resource use over the run.
 type Client struct {
 	CPUSeconds  float64 `json:"cpu_seconds"`
-	MaxRSSBytes int64   `json:"max_rss_bytes"`
+	MaxRSSBytes int64   `json:"max_rss_bytes" merge:"max"`
 	// Cores is the number of CPUs the generator could use.
 	Cores int `json:"cores,omitempty"`
 	// PacingLagP99Ms is how late the pacer itself fired (a scheduler-lag signal of a saturated client).
-	PacingLagP99Ms float64 `json:"pacing_lag_p99_ms,omitempty"`
+	PacingLagP99Ms float64 `json:"pacing_lag_p99_ms,omitempty" merge:"max"`
 	// PacingWakeups counts the pacer's wake-ups behind PacingLagP99Ms; 0 with no
 	// lag means the lag was not measured (the pacer never slept), not that it was 0.
 	PacingWakeups int64 `json:"pacing_wakeups,omitempty"`
+	// Transport is what carried the load's unary calls (--transport): "lean"
+	// (etcdperf's own, internal/leanrpc), "grpc" (clientv3's connection) or
+	// "grpc-tuned" (gRPC-go without clientv3); empty in older files.
+	Transport string `json:"transport,omitempty"`
 }
 
 // OpNames are the run's op names, sorted.

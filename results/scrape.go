@@ -13,7 +13,10 @@ type Scrape struct {
 	Member string `json:"member"` // member name or URL
 	URL    string `json:"url"`
 	Phase  string `json:"phase"` // before | during | after
-	Time   string `json:"time"`  // RFC 3339 with nanoseconds
-	Text   string `json:"text,omitempty"`
-	Error  string `json:"error,omitempty"`
+	Time   string `json:"time"`  // RFC 3339 with nanoseconds: the request's midpoint
+	// Seconds is how long the scrape took: a member that stalled answers its
+	// /metrics late too. 0 in run files from before it was kept.
+	Seconds float64 `json:"seconds,omitempty"`
+	Text    string  `json:"text,omitempty"`
+	Error   string  `json:"error,omitempty"`
 }
