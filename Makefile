@@ -28,10 +28,10 @@ test: image ## the whole suite (what CI runs): unit, live against real etcd, e2e
 	ETCDPERF_IMAGE=$(CURDIR)/$(IMAGE) $(GO) test -count=1 -p 1 -timeout 14m $(PKGS)
 	@# Pod Security Admission's policy code, in a module of its own (k8s/psa/doc.go says why).
 	cd k8s/psa && $(GO) vet ./... && $(GO) test -count=1 ./...
-	$(GO) test -race -count=1 -timeout 10m ./bench/ ./results/
+	$(GO) test -race -count=1 -timeout 10m ./bench/ ./results/ ./internal/leanrpc/ ./conn/
 
-truth: build ## the scenario matrix: live faults of known cause at 3+ intensities and healthy baselines; prints the confusion table, fails on any miss (root; < 20 min)
-	$(GO) test -count=1 -timeout 25m -run '^TestMatrix$$' ./truth/ -v -args -truth -etcdperf=$(CURDIR)/bin/etcdperf $(TRUTH_ARGS)
+truth: build ## the scenario matrix: live faults of known cause at 3+ intensities and healthy baselines; prints the confusion table, fails on any miss, wrong status, disagreeing re-analysis or avoidable skip (root; < 20 min; TRUTH_ARGS="-only disk/3m" runs some rows, "-list" names them)
+	$(GO) test -count=1 -timeout 60m -run '^TestMatrix$$' ./truth/ -v -args -truth -etcdperf=$(CURDIR)/bin/etcdperf $(TRUTH_ARGS)
 
 lint: ## gofmt, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
@@ -44,7 +44,7 @@ bench: ## Go benchmarks of the hot paths (recorder, pacer, parsers)
 nullkv: ## build bin/nullkv, the null KV server (answers at once) that make compare measures the generators' ceiling against
 	$(GO) build -o bin/nullkv ./cmd/nullkv
 
-compare: build nullkv ## side by side with etcd's benchmark, on one etcd and on the null KV server, alternating; prints the ratios against issue 17's targets
+compare: build nullkv ## three generators side by side (lean, grpc-tuned, etcd's benchmark) on one etcd and on the null KV server, alternating, then a fidelity table (lean against grpc: p50, p99 and their noise); prints the ratios against issues 17 and 22
 	scripts/compare-benchmark.sh
 
 compare-checkperf: build ## side by side with etcdctl check perf --load s and l (minutes)

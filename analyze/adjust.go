@@ -2,10 +2,13 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
+	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/units"
 )
 
 // Evidence is graded signal by signal; adjust then applies what one signal alone
@@ -50,6 +53,7 @@ var riskClasses = []finding.Class{finding.ClassDisk, finding.ClassCPU, finding.C
 // adjust caps follower findings to the risk they are, and does not let disk
 // figures inflated by a starved CPU make the disk primary.
 func adjust(evs map[finding.Class][]graded, in *Input) {
+	settleStraddles(evs, in)
 	capFollowers(evs, in)
 	corroborateDisk(evs)
 	explainRest(evs, in)
@@ -118,7 +122,11 @@ var inflatableDisk = []string{"wal fsync", "backend commit", "slow applies"}
 func corroborateDisk(evs map[finding.Class][]graded) {
 	hostBusy := false
 	busy := map[*Window]string{}
+	unknownCPU := map[*Window]bool{}
 	for _, g := range evs[finding.ClassCPU] {
+		if g.win != nil && g.e.Severity == finding.Unknown && strings.HasPrefix(g.e.Signal, "server CPU") {
+			unknownCPU[g.win] = true
+		}
 		if !g.e.Severity.Bad() {
 			continue
 		}
@@ -139,6 +147,9 @@ func corroborateDisk(evs map[finding.Class][]graded) {
 		}
 		cpu, own := busy[g.win]
 		if !own && !hostBusy {
+			if unknownCPU[g.win] {
+				g.e.Observed += "; the member's CPU is not known, and a starved CPU inflates these figures too"
+			}
 			continue
 		}
 		why := "the host's CPU is saturated"
@@ -157,4 +168,48 @@ func inflatable(signal string) bool {
 		}
 	}
 	return false
+}
+
+// settleStraddles grades a WAL fsync p99 whose bucket straddles the threshold
+// from the light fsync probe that ran on the member's filesystem during the same
+// load, which measures to the microsecond what the bucket cannot tell.
+func settleStraddles(evs map[finding.Class][]graded, in *Input) {
+	for _, g := range evs[finding.ClassDisk] {
+		if g.win == nil || !strings.HasPrefix(g.e.Signal, "wal fsync") || !strings.Contains(g.e.Observed, StraddleNote) {
+			continue
+		}
+		d := inLoadProbe(in, g.win)
+		if d == nil || d.Fdatasync.P99 <= 0 {
+			continue
+		}
+		g.e.Severity = limWAL.Grade(d.Fdatasync.P99 / 1000)
+		g.e.Observed += fmt.Sprintf("; settled by the fsync probe of its filesystem during the load: p99 %s (n=%d)", units.Duration(d.Fdatasync.P99/1000), d.Fdatasyncs)
+	}
+}
+
+// inLoadProbe is the light probe that ran during the load on the filesystem of
+// the member scraped as w; nil when none did.
+func inLoadProbe(in *Input, w *Window) *results.DiskResult {
+	if in.Run == nil {
+		return nil
+	}
+	name := in.names[w.Member]
+	if m := memberOf(in.Run, w.Member); name == "" && m != nil {
+		name = m.Name
+	}
+	var only *results.DiskResult
+	n := 0
+	for i, d := range in.Run.Disk {
+		if d.IntervalMs <= 0 || d.Member == "" {
+			continue
+		}
+		if name != "" && (d.Member == name || slices.Contains(d.SharedWith, name)) {
+			return &in.Run.Disk[i]
+		}
+		only, n = &in.Run.Disk[i], n+1
+	}
+	if n == 1 && len(in.Members) == 1 {
+		return only // one member, one probe: its metrics URL need not be its client URL
+	}
+	return nil
 }

@@ -33,7 +33,8 @@ type Options struct {
 	// WindowSeconds is the time between the two dumps of Dumps (the text format has
 	// no timestamps); 0 leaves rate-based signals (CPU) unknown.
 	WindowSeconds float64
-	// NetworkRTTMs is a measured client-to-leader round trip, for the budget.
+	// NetworkRTTMs is a measured client-to-leader round trip, for the network
+	// class and the budget; 0 takes the run file's (results.Run.Network).
 	NetworkRTTMs float64
 	// Clients is the number of clients, for the workload tier; 0 reads the run's
 	// "clients" flag.
@@ -65,7 +66,13 @@ func Run(run *results.Run, opts Options) (Report, error) {
 		return Report{}, fmt.Errorf("analyze: run file version %d; this build reads version %d", run.Version, results.Version)
 	}
 	windows, notes := windowsFromScrapes(run.Scrapes)
-	in := Input{Run: run, Members: windows, NetworkRTTMs: opts.NetworkRTTMs}
+	in := Input{Run: run, Members: windows, NetworkRTTMs: opts.NetworkRTTMs, rttSource: "given"}
+	if in.NetworkRTTMs <= 0 && run.Network != nil {
+		in.NetworkRTTMs, in.rttSource = run.Network.RTTMs(), "Status call"
+		if run.Network.PingRTTMs > 0 {
+			in.rttSource = "HTTP/2 PING"
+		}
+	}
 	in.Leader = leaderOf(windows)
 	switch {
 	case len(run.Target.Members) > 0:
@@ -75,14 +82,15 @@ func Run(run *results.Run, opts Options) (Report, error) {
 	default:
 		in.PeersKnown, in.Peers = inferPeers(in.Leader)
 	}
-	in.use(resourcesOf(opts, run, nil))
+	in.use(resourcesOf(opts, run, memberOfWindow(run, windows, in.Leader), in.Leader))
 	in.perMember = map[string]resources{}
 	in.names = map[string]string{}
 	for _, w := range windows {
-		if m := memberOf(run, w.Member); m != nil {
+		m := memberOfWindow(run, windows, w)
+		if m != nil {
 			in.names[w.Member] = m.Name
 		}
-		in.perMember[w.Member] = resourcesOf(opts, run, memberOf(run, w.Member))
+		in.perMember[w.Member] = resourcesOf(opts, run, m, w)
 	}
 
 	rep := report(in, opts)
@@ -114,9 +122,9 @@ func Dumps(before, after string, opts Options) (Report, error) {
 		snaps = append(snaps, s)
 	}
 	w := &Window{Member: "member", Snaps: snaps}
-	in := Input{Members: []*Window{w}, Leader: w, Seconds: opts.WindowSeconds, NetworkRTTMs: opts.NetworkRTTMs}
+	in := Input{Members: []*Window{w}, Leader: w, Seconds: opts.WindowSeconds, NetworkRTTMs: opts.NetworkRTTMs, rttSource: "given"}
 	in.PeersKnown, in.Peers = inferPeers(w)
-	in.use(resourcesOf(opts, nil, nil))
+	in.use(resourcesOf(opts, nil, nil, nil))
 	rep := report(in, opts)
 	if opts.WindowSeconds <= 0 {
 		rep.Notes = append(rep.Notes, "the time between the dumps is unknown: CPU utilisation is not graded (give the window)")
@@ -140,23 +148,40 @@ func report(in Input, opts Options) Report {
 
 // resources is what a member has to run on, and where each figure came from.
 type resources struct {
-	cores        float64
-	coresSource  string
+	cores       float64
+	coresSource string
+	// coresAtMost: cores is only an upper bound (the member's GOMAXPROCS): a CPU
+	// quota below it is not in the member's metrics.
+	coresAtMost  bool
 	memoryBytes  int64
 	memorySource string
+	// unseen says why the member's machine is not this host's ("" when it is, or
+	// for bare dumps): its resources then come from what it exposes, or are unknown.
+	unseen string
 }
 
-// resourcesOf decides the cores and memory of member m of run (nil: a member the
-// run file says nothing of; run nil: bare dumps). The options win. Then a member
-// whose process the run found on this host (m.Pid) has its own cgroup's limits, or
-// the machine's CPUs and RAM where it has none. Then members on this host (embedded
-// or loopback endpoints) get the host facts, which are etcdperf's own process's; a
-// remote member's machine is not the one etcdperf ran on, so it stays unknown.
-func resourcesOf(opts Options, run *results.Run, m *results.Member) resources {
+// unseenMember is why a listed member whose process was not found on this host is
+// graded from its own metrics only.
+const unseenMember = "its client URL is no listener on this host, so its machine is not etcdperf's"
+
+// resourcesOf decides the cores and memory of member m of run, scraped as window
+// w (m nil: a member the run file says nothing of; run nil: bare dumps). The options
+// win. Then a member whose process the run found on this host (m.Pid) has its own
+// cgroup's limits, or the machine's CPUs and RAM where it has none; an embedded
+// member has the host facts, which are etcdperf's own process's. Any other member
+// runs where etcdperf cannot see: its container's limits (cAdvisor) and its host's
+// CPUs and RAM (node_exporter) where a Prometheus gave them, else what it exposes
+// itself (GOMAXPROCS, an upper bound of its cores; GOMEMLIMIT), else unknown.
+// A member that advertises loopback client URLs runs here; loopback endpoints
+// alone do not make a member local (a port-forward, a proxy or a network
+// namespace lead elsewhere), except in run files that list no members.
+func resourcesOf(opts Options, run *results.Run, m *results.Member, w *Window) resources {
 	var host *results.Host
 	local := false
 	if run != nil {
-		host, local = run.Host, run.Target.Embedded || hardware.AllLoopback(run.Target.Endpoints)
+		host = run.Host
+		local = run.Target.Embedded || (len(run.Target.Members) == 0 && hardware.AllLoopback(run.Target.Endpoints)) ||
+			(m != nil && len(m.ClientURLs) > 0 && hardware.AllLoopback(m.ClientURLs))
 	}
 	if m != nil && m.Pid <= 0 {
 		m = nil // its limits were not read
@@ -167,9 +192,13 @@ func resourcesOf(opts Options, run *results.Run, m *results.Member) resources {
 		cpus, ram = host.CPUs, host.HostMemoryBytes
 	}
 	var r resources
+	if run != nil && !local && m == nil {
+		r = exposed(w)
+		r.unseen = unseenMember
+	}
 	switch {
 	case opts.Cores > 0:
-		r.cores, r.coresSource = opts.Cores, "--cores"
+		r.cores, r.coresSource, r.coresAtMost = opts.Cores, "--cores", false
 	case m != nil && m.CPUQuotaCores > 0 && (cpus == 0 || m.CPUQuotaCores < float64(cpus)):
 		r.cores, r.coresSource = m.CPUQuotaCores, "member cgroup quota"
 	case m != nil && cpus > 0:
@@ -199,6 +228,52 @@ func resourcesOf(opts Options, run *results.Run, m *results.Member) resources {
 	return r
 }
 
+// noLimit is where a limit gauge means "none set": Go's GOMEMLIMIT default is
+// math.MaxInt64, and cgroup v1 reports an unlimited memory.limit_in_bytes near it.
+const noLimit = 1 << 62
+
+// exposed is what a member's own window says of its resources: its container's
+// CPU quota and memory limit (cAdvisor) and its host's CPUs and RAM (node_exporter)
+// where a Prometheus stored them, else its GOMAXPROCS (an upper bound of its cores:
+// a CFS quota under it is not visible) and its GOMEMLIMIT.
+func exposed(w *Window) resources {
+	var r resources
+	if w == nil || w.Last() == nil {
+		return r
+	}
+	last := w.Last()
+	hostCPUs := float64(len(last.LabelValues(metrics.NodeCPUSeconds, "cpu")))
+	_, container := last.Families[metrics.ContainerCFSPeriods]
+	quota, okQ := last.Value(metrics.ContainerCPUQuota, nil)
+	period, okP := last.Value(metrics.ContainerCPUPeriod, nil)
+	procs, okG := last.Value(metrics.GoMaxProcs, nil)
+	switch {
+	case okQ && okP && quota > 0 && period > 0:
+		r.cores, r.coresSource = quota/period, "container CPU quota (cAdvisor)"
+	case container && hostCPUs > 0:
+		// cAdvisor sees the container and it has no quota: the host's CPUs are its own.
+		r.cores, r.coresSource = hostCPUs, "member host CPUs (node_exporter; its container has no CPU quota)"
+	case okG && procs > 0:
+		r.cores, r.coresSource, r.coresAtMost = procs, "its GOMAXPROCS ("+metrics.GoMaxProcs+")", true
+		if hostCPUs > 0 && hostCPUs < procs {
+			r.cores, r.coresSource = hostCPUs, "member host CPUs (node_exporter)"
+		}
+	}
+	limit, okL := last.Value(metrics.ContainerMemLimit, nil)
+	memLimit, okM := last.Value(metrics.GoMemLimit, nil)
+	total, okT := last.Value(metrics.NodeMemTotal, nil)
+	switch {
+	case okL && limit > 0 && limit < noLimit && (!okT || limit < total):
+		r.memoryBytes, r.memorySource = int64(limit), "container memory limit (cAdvisor)"
+	case okM && memLimit > 0 && memLimit < noLimit:
+		r.memoryBytes, r.memorySource = int64(memLimit), "its GOMEMLIMIT ("+metrics.GoMemLimit+")"
+	case okT && total > 0 && (container || okL):
+		// cAdvisor sees the container and it has no limit: the host's RAM is its own.
+		r.memoryBytes, r.memorySource = int64(total), "member host RAM (node_exporter; its container has no memory limit)"
+	}
+	return r
+}
+
 // memberOf is the member of the run file whose client URL the window named name
 // was scraped at (windows are named by host:port); nil when none is.
 func memberOf(run *results.Run, name string) *results.Member {
@@ -208,6 +283,22 @@ func memberOf(run *results.Run, name string) *results.Member {
 				return &run.Target.Members[i]
 			}
 		}
+	}
+	return nil
+}
+
+// memberOfWindow is memberOf for window w, or the one member of a one-member run
+// scraped at one URL (its metrics may be served on another port,
+// --listen-metrics-urls); nil when none is.
+func memberOfWindow(run *results.Run, windows []*Window, w *Window) *results.Member {
+	if w == nil {
+		return nil
+	}
+	if m := memberOf(run, w.Member); m != nil {
+		return m
+	}
+	if len(run.Target.Members) == 1 && len(windows) == 1 {
+		return &run.Target.Members[0]
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package analyze
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"strings"
 	"testing"
 
@@ -11,15 +10,13 @@ import (
 	"github.com/etcdperf/etcdperf/results"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
-
 // fixtureRun is a run file of 300 puts against the recorded etcd fixtures,
 // with fixed host facts so the report is reproducible.
 func fixtureRun(t *testing.T, version string) *results.Run {
 	t.Helper()
 	return &results.Run{
 		Version: results.Version, Command: "bench put", Valid: true, DurationS: 2,
-		Target: results.Target{Endpoints: []string{"http://127.0.0.1:2379"}, Embedded: false,
+		Target: results.ClusterInfo{Endpoints: []string{"http://127.0.0.1:2379"}, Embedded: false,
 			Members: []results.Member{{Name: "default", ClientURLs: []string{"http://127.0.0.1:2379"}, IsLeader: true}}},
 		Flags: map[string]string{"clients": "8"},
 		Ops: []results.Op{{Op: "put", Requests: 300, ThroughputRPS: 150, BytesSent: 300 * 1040,
@@ -30,6 +27,46 @@ func fixtureRun(t *testing.T, version string) *results.Run {
 			{Member: "127.0.0.1:2379", URL: "http://127.0.0.1:2379/metrics", Phase: results.PhaseBefore, Time: "2026-01-01T00:00:00Z", Text: readFixture(t, "etcd-"+version+"-before.txt")},
 			{Member: "127.0.0.1:2379", URL: "http://127.0.0.1:2379/metrics", Phase: results.PhaseAfter, Time: "2026-01-01T00:00:02Z", Text: readFixture(t, "etcd-"+version+"-after.txt")},
 		},
+	}
+}
+
+// TestRunReadsItsRoundTrips: the analysis of a run file judges the network by
+// the round trips the run kept, as the command that wrote it did, and a PING's
+// is the network's where both were measured.
+func TestRunReadsItsRoundTrips(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		network *results.Network
+		want    finding.Severity
+		source  string
+	}{
+		{"loopback PING", &results.Network{StatusRTTMs: 0.2, PingRTTMs: 0.04}, finding.OK, "HTTP/2 PING"},
+		{"a delay of 3.5 ms each way", &results.Network{StatusRTTMs: 7.3, PingRTTMs: 7}, finding.Warn, "HTTP/2 PING"},
+		{"Status call only", &results.Network{StatusRTTMs: 7.3}, finding.Warn, "Status call"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := fixtureRun(t, "3.6")
+			run.Ops[0].Latency.P50 = c.network.RTTMs() + 1
+			run.Network = c.network
+			rep, err := Run(run, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rtt *finding.Evidence
+			for _, f := range rep.Findings {
+				for i, e := range f.Evidence {
+					if strings.HasPrefix(e.Signal, "client round trip") {
+						rtt = &f.Evidence[i]
+					}
+				}
+			}
+			if rtt == nil || !strings.Contains(rtt.Observed, c.source) {
+				t.Fatalf("client round trip evidence %+v, want it measured by %s", rtt, c.source)
+			}
+			if rtt.Severity != c.want {
+				t.Errorf("client round trip %s (%s), want %s", rtt.Severity, rtt.Observed, c.want)
+			}
+		})
 	}
 }
 
@@ -95,6 +132,7 @@ func TestVerdict(t *testing.T) {
 		return finding.Finding{Class: c, Severity: s, Summary: string(c) + " summary"}
 	}
 	valid := &results.Run{Valid: true}
+	heldBackRun := &results.Run{Valid: false, InvalidReason: "sent 19 req/s of 20 target (95%)", Ops: []results.Op{{Op: "put", Unsent: 5}}}
 	for _, tc := range []struct {
 		name       string
 		run        *results.Run
@@ -113,6 +151,9 @@ func TestVerdict(t *testing.T) {
 		{"cpu outranks disk", valid, []finding.Finding{f(finding.ClassCPU, finding.Fail), f(finding.ClassDisk, finding.Fail), f(finding.ClassNetwork, finding.Warn)}, finding.StatusFail, "cpu", "cpu,disk,network"},
 		{"value size explains disk", valid, []finding.Finding{f(finding.ClassValueSize, finding.Fail), f(finding.ClassDisk, finding.Fail)}, finding.StatusFail, "value-size", "value-size,disk"},
 		{"saturated generator invalidates", valid, []finding.Finding{f(finding.ClassClient, finding.Fail), f(finding.ClassDisk, finding.Fail)}, finding.StatusInvalid, "client", "client,disk"},
+		{"clients held back behind failing values fail the run", heldBackRun, []finding.Finding{f(finding.ClassValueSize, finding.Fail), f(finding.ClassDisk, finding.Warn)}, finding.StatusFail, "value-size", "value-size,disk"},
+		{"clients held back by a healthy member stay invalid", heldBackRun, []finding.Finding{f(finding.ClassDisk, finding.Warn)}, finding.StatusInvalid, "disk", "disk"},
+		{"clients held back and a saturated generator stay invalid", heldBackRun, []finding.Finding{f(finding.ClassValueSize, finding.Fail), f(finding.ClassClient, finding.Fail)}, finding.StatusInvalid, "client", "client,value-size"},
 		{"invalid run names the warning", &results.Run{Valid: false, InvalidReason: "achieved 80% of the target rate"}, []finding.Finding{f(finding.ClassDisk, finding.Warn)}, finding.StatusInvalid, "disk", "disk"},
 		{"health alone fails without a bottleneck", valid, []finding.Finding{f(finding.ClassHealth, finding.Fail), f(finding.ClassDisk, finding.OK)}, finding.StatusFail, finding.BottleneckNone, ""},
 		{"dumps have no run", nil, []finding.Finding{f(finding.ClassMemory, finding.Fail)}, finding.StatusFail, "memory", "memory"},
@@ -165,19 +206,6 @@ func TestReportJSON(t *testing.T) {
 		if _, ok := e[k]; !ok {
 			t.Errorf("evidence lacks %q", k)
 		}
-	}
-}
-
-func TestWriteRuleTable(t *testing.T) {
-	var b strings.Builder
-	if err := WriteRuleTable(&b, Rules); err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(b.String(), "\n"); n != len(Rules)+2 {
-		t.Errorf("%d lines for %d rules", n, len(Rules))
-	}
-	if !strings.Contains(b.String(), "| disk | wal fsync p99 (etcd_disk_wal_fsync_duration_seconds) | ok < 10 ms") {
-		t.Errorf("table lacks the WAL rule:\n%s", b.String())
 	}
 }
 

@@ -36,7 +36,7 @@ func TestMultiMember(t *testing.T) {
 		return results.Scrape{Member: name, Phase: phase, Time: tm, Text: text}
 	}
 	run := &results.Run{Version: results.Version, Valid: true, DurationS: 10,
-		Target: results.Target{Members: []results.Member{{Name: "a"}, {Name: "b"}, {Name: "c"}}},
+		Target: results.ClusterInfo{Members: []results.Member{{Name: "a"}, {Name: "b"}, {Name: "c"}}},
 		Ops:    []results.Op{{Op: "put", Requests: 1000, BytesSent: 1000 * 100, Service: results.Summary{P50: 10, P99: 40}}},
 		Scrapes: []results.Scrape{
 			sc("b", results.PhaseBefore, "2026-01-01T00:00:00Z", member(false, 0.001, 0)),
@@ -119,5 +119,53 @@ func TestWindowsFromScrapes(t *testing.T) {
 	}
 	if s := ws[0].Seconds(); s != 8 {
 		t.Errorf("window = %g s, want 8", s)
+	}
+}
+
+// TestDiskShareCountsQueueing: writes at 150/s on a disk that takes 8 ms an fsync
+// (a 120-IOPS disk) keep its fsyncs busy all the time, so the client p50 of 400 ms
+// is mostly queueing behind it: the disk's share counts that wait, where the WAL
+// p50 alone (6 ms) read 2% of the client latency. On a fast disk the same rest is
+// not the disk's.
+func TestDiskShareCountsQueueing(t *testing.T) {
+	runOf := func(walLE, walSum float64) *results.Run {
+		sc := func(phase, tm, text string) results.Scrape {
+			return results.Scrape{Member: "m", Phase: phase, Time: tm, Text: text}
+		}
+		text := func(n, sum float64) string {
+			return etcdBase().hist(metrics.WALFsync, "", diskBuckets, cumAt(0, n, walLE), sum).String()
+		}
+		return &results.Run{Version: results.Version, Valid: true, DurationS: 10,
+			Ops: []results.Op{{Op: "put", Requests: 1500, TargetRPS: 150, Service: results.Summary{P50: 400, P99: 900}}},
+			Scrapes: []results.Scrape{
+				sc(results.PhaseBefore, "2026-01-01T00:00:00Z", text(0, 0)),
+				sc(results.PhaseAfter, "2026-01-01T00:00:10Z", text(1200, walSum)),
+			}}
+	}
+	for _, tc := range []struct {
+		name             string
+		walLE, walSum    float64
+		minShare, maxShr float64
+	}{
+		// 1,200 fsyncs of ~8 ms in 10 s: busy 96% of the window.
+		{"saturated disk", 0.008, 9.6, 0.9, 1},
+		// 1,200 fsyncs of ~0.5 ms: busy 6%; the wait behind them is a fraction of a ms.
+		{"idle disk", 0.001, 0.6, 0, 0.01},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Run(runOf(tc.walLE, tc.walSum), Options{NetworkRTTMs: 0.2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var share *float64
+			for _, f := range rep.Findings {
+				if f.Class == finding.ClassDisk {
+					share = f.Share
+				}
+			}
+			if share == nil || *share < tc.minShare || *share > tc.maxShr {
+				t.Errorf("disk share %v, want in [%g, %g]; budget %+v", ptrVal(share), tc.minShare, tc.maxShr, rep.Budget.Parts)
+			}
+		})
 	}
 }

@@ -71,12 +71,18 @@ type Input struct {
 	// "cgroup limit", "host RAM", "--memory").
 	CoresSource  string
 	MemorySource string
+	// CoresAtMost says Cores is only an upper bound (the member's GOMAXPROCS).
+	CoresAtMost bool
+	// Unseen says why the member's machine is not this host's; "" when it is.
+	Unseen string
 	// perMember holds, by window name, what each member has when the run file
 	// says it per member (its own cgroup limits); it replaces the fields above for
 	// that member's window (see member).
 	perMember map[string]resources
-	// NetworkRTTMs is a measured client-to-leader round trip; 0 when not measured.
+	// NetworkRTTMs is a measured client-to-leader round trip; 0 when not
+	// measured. rttSource says what measured it (HTTP/2 PING, Status call).
 	NetworkRTTMs float64
+	rttSource    string
 	// Seconds overrides the window length when scrape times are unknown (bare dumps).
 	Seconds float64
 	// PeersKnown is true when the member count is known, and Peers how many others there are.
@@ -97,6 +103,7 @@ func (in *Input) seconds() float64 {
 // use sets the member's resources.
 func (in *Input) use(r resources) {
 	in.Cores, in.CoresSource, in.MemoryBytes, in.MemorySource = r.cores, r.coresSource, r.memoryBytes, r.memorySource
+	in.CoresAtMost, in.Unseen = r.coresAtMost, r.unseen
 }
 
 // member is in for grading window w, with w's own resources when known.

@@ -49,7 +49,7 @@ func (u Unit) String() string {
 }
 
 // Limits are a rule's numeric thresholds: the rule grades with them, and its
-// threshold text, shown beside every evidence and in the README's rule table,
+// threshold text, shown beside every evidence and in docs/verdict.md's rule table,
 // is written from them, so a number changes in one place.
 type Limits struct {
 	// Warn and Fail are where the grade turns. An infinite value is a level the

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +32,11 @@ type Prometheus struct {
 	// HTTPConfig carries TLS, credentials and proxy in Prometheus' own client
 	// configuration format (LoadHTTPConfig); nil connects without.
 	HTTPConfig *config.HTTPClientConfig
+	// ContainerSelector holds label matchers for the cAdvisor series of the
+	// members' containers, e.g. pod=~"etcd-.*" or id="/system.slice/etcd.service";
+	// empty takes the container named etcd (kubeadm's static pod) on each member's
+	// host.
+	ContainerSelector string
 
 	api   v1.API                   // built from URL and HTTPConfig on first use
 	types map[string]v1.MetricType // the metadata API's answer, read once
@@ -180,7 +188,11 @@ func (p *Prometheus) snapshot(ctx context.Context, at time.Time) ([]results.Scra
 		if err != nil {
 			return nil, fmt.Errorf("prometheus %s: instance %s: %w", p.URL, m, err)
 		}
-		out = append(out, results.Scrape{Member: m, URL: p.URL, Time: scrapeTime(t), Text: Filter(text)})
+		host, err := p.hostText(ctx, m, at, types)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, results.Scrape{Member: m, URL: p.URL, Time: scrapeTime(t), Text: Filter(text) + host})
 	}
 	return out, nil
 }
@@ -202,4 +214,73 @@ func (p *Prometheus) matchers(extra string) string {
 		return ""
 	}
 	return "{" + strings.Join(m, ",") + "}"
+}
+
+// nodeSeries and containerSeries match the node_exporter and cAdvisor series the
+// rules read (metrics.HostSeries); node_cpu_seconds_total only in its idle mode,
+// one series per CPU, which is all a CPU count needs.
+var (
+	nodeSeries      = `__name__=~"` + seriesRegexp("node_") + `",mode=~"|idle"`
+	containerSeries = `__name__=~"` + seriesRegexp("container_") + `"`
+)
+
+// seriesRegexp is the alternation of the metrics.HostSeries names with prefix.
+func seriesRegexp(prefix string) string {
+	var names []string
+	for _, n := range metrics.HostSeries {
+		if strings.HasPrefix(n, prefix) {
+			names = append(names, n) // [a-zA-Z_]: nothing to quote
+		}
+	}
+	return strings.Join(names, "|")
+}
+
+// hostText is the exposition text of the node_exporter series of the member's
+// host (targets whose instance has the member's host name or address) and of the
+// cAdvisor series of its container, as Prometheus held them at time at: a member
+// etcdperf cannot see into is graded with them. Empty when Prometheus scrapes
+// neither; the container's series are left out when the selector matches more
+// than one container, which would mix their limits.
+func (p *Prometheus) hostText(ctx context.Context, instance string, at time.Time, types map[string]v1.MetricType) (string, error) {
+	host := hostOnly(instance)
+	if host == "" {
+		return "", nil
+	}
+	onHost := "instance=~" + strconv.Quote(regexp.QuoteMeta(host)+"(:[0-9]+)?")
+	node, err := p.vector(ctx, "{"+nodeSeries+","+onHost+"}", at)
+	if err != nil {
+		return "", err
+	}
+	sel := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(p.ContainerSelector), "{"), "}"))
+	if sel == "" {
+		sel = onHost + `,container="etcd"`
+	}
+	cont, err := p.vector(ctx, "{"+containerSeries+","+sel+"}", at)
+	if err != nil {
+		return "", err
+	}
+	ids := map[string]bool{}
+	for _, s := range cont {
+		ids[string(s.Metric["id"])] = true
+	}
+	if len(ids) > 1 {
+		cont = nil
+	}
+	series := append(node, cont...)
+	if len(series) == 0 {
+		return "", nil
+	}
+	text, err := exposition(series, types)
+	if err != nil {
+		return "", fmt.Errorf("prometheus %s: the host series of %s: %w", p.URL, instance, err)
+	}
+	return text, nil
+}
+
+// hostOnly is an instance label's host: "10.0.0.5" of "10.0.0.5:2379", "::1" of "[::1]:2379".
+func hostOnly(instance string) string {
+	if h, _, err := net.SplitHostPort(instance); err == nil {
+		return h
+	}
+	return instance
 }

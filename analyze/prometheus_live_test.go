@@ -17,6 +17,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/promtest"
 	"github.com/etcdperf/etcdperf/internal/testcerts"
+	"github.com/etcdperf/etcdperf/metrics"
 )
 
 // serveFixture serves a recorded etcd 3.6 /metrics as a target Prometheus scrapes.
@@ -133,5 +134,47 @@ func TestPrometheusTLS(t *testing.T) {
 	t.Logf("without the CA: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "certificate") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("without the CA: %v, want one line about the certificate", err)
+	}
+}
+
+// TestPrometheusHostSeries reads, next to a member's series, the node_exporter
+// and cAdvisor series of its host (targets on the member's host name) from a real
+// Prometheus: the member's scrape then holds them, in their exporters' names.
+func TestPrometheusHostSeries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts prometheus")
+	}
+	target, _ := serveFixture(t)
+	exporters := nodeText(3, 1, 2) + strings.ReplaceAll(cadvisorText(100, 40, 30000, 500<<20, 300<<20), `name="k8s_etcd_etcd-node1"`, `name="k8s_etcd_etcd-node1",container="etcd"`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte(exporters))
+	}))
+	t.Cleanup(srv.Close)
+	url := promtest.Start(t, promtest.Options{Target: target, Jobs: map[string]string{"node": strings.TrimPrefix(srv.URL, "http://")}})
+	since := time.Now()
+	p := &Prometheus{URL: url, Selector: `job="etcd"`}
+	var text string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		scrapes, err := p.Scrapes(context.Background(), since, time.Now().Add(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text = scrapes[len(scrapes)-1].Text; strings.Contains(text, metrics.ContainerThrottled) && strings.Contains(text, metrics.NodePressureCPU) {
+			break
+		}
+	}
+	s, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := s.Value(metrics.ContainerCPUQuota, nil); !ok || v != 30000 {
+		t.Errorf("%s = %v (%v), want 30000:\n%s", metrics.ContainerCPUQuota, v, ok, text)
+	}
+	if n := len(s.LabelValues(metrics.NodeCPUSeconds, "cpu")); n != 4 {
+		t.Errorf("%d CPUs in %s, want 4 (idle mode only):\n%s", n, metrics.NodeCPUSeconds, text)
+	}
+	if v, ok := s.Value(metrics.NodePressureCPU, nil); !ok || v != 3 {
+		t.Errorf("%s = %v (%v), want 3", metrics.NodePressureCPU, v, ok)
 	}
 }

@@ -149,14 +149,6 @@ func sameTypes(t *testing.T, want, got string) {
 }
 
 func TestPrometheusBadInput(t *testing.T) {
-	// A port nothing listens on.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + l.Addr().String()
-	l.Close()
-
 	empty := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/v1/metadata" {
 			fmt.Fprint(w, `{"status":"success","data":{}}`)
@@ -182,6 +174,14 @@ func TestPrometheusBadInput(t *testing.T) {
 		fmt.Fprint(w, "<html>hello</html>")
 	}))
 	defer notProm.Close()
+	// A port nothing listens on, taken after the servers above hold theirs, so
+	// that none of them is given it again.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + l.Addr().String()
+	l.Close()
 
 	to := time.Now()
 	from := to.Add(-time.Minute)

@@ -15,7 +15,7 @@ import (
 func limitsRun(t *testing.T, host results.Host, members ...results.Member) *results.Run {
 	t.Helper()
 	run := &results.Run{Version: results.Version, Command: "bench put", Valid: true, DurationS: 10,
-		Target: results.Target{Embedded: true, Members: members},
+		Target: results.ClusterInfo{Embedded: true, Members: members},
 		Host:   &host, Client: results.Client{CPUSeconds: 1, Cores: 2}}
 	for _, m := range members {
 		u := m.ClientURLs[0]

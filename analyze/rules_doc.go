@@ -1,38 +1,10 @@
 package analyze
 
 import (
-	"fmt"
-	"io"
 	"math"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/etcdperf/etcdperf/finding"
 )
-
-// printer keeps the first write error so rendering code stays linear.
-type printer struct {
-	w   io.Writer
-	err error
-}
-
-func (p *printer) f(format string, a ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, a...)
-	}
-}
-
-// WriteRuleTable prints the rule table as Markdown — class, signal, threshold,
-// source — so the documented thresholds come from the code and cannot drift.
-func WriteRuleTable(w io.Writer, rules []Rule) error {
-	p := &printer{w: w}
-	p.f("| class | signal | threshold | source |\n|---|---|---|---|\n")
-	esc := strings.NewReplacer("|", `\|`)
-	for _, r := range rules {
-		p.f("| %s | %s | %s | %s |\n", r.Class, esc.Replace(r.Signal), esc.Replace(r.Threshold), esc.Replace(r.Source))
-	}
-	return p.err
-}
 
 // Diagnosis is the report as the run file stores it and the renderers show it.
 func (r Report) Diagnosis() *finding.Diagnosis {
@@ -87,14 +59,4 @@ func RuleRows(rules []Rule) []RuleRow {
 		out[i] = RuleRow{Class: r.Class, Signal: r.Signal, Threshold: r.Threshold, Source: r.Source, Advice: r.Advice, PerMember: r.PerMember, Limits: limitsRow(r.Limits)}
 	}
 	return out
-}
-
-// WriteRuleText writes the rules for a terminal: one aligned row per rule.
-func WriteRuleText(w io.Writer, rules []Rule) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLASS\tSIGNAL\tTHRESHOLD\tSOURCE")
-	for _, r := range rules {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Class, r.Signal, r.Threshold, r.Source)
-	}
-	return tw.Flush()
 }

@@ -2,11 +2,13 @@ package analyze
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/etcdperf/etcdperf/units"
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // peerRTTRule grades the p99 of the round trip to the slowest peer.
@@ -67,14 +69,7 @@ func peerFailRule(in *Input, lim Limits) Check {
 	if in.PeersKnown && in.Peers == 0 {
 		return Check{Severity: finding.OK, Observed: "single member: no peers"}
 	}
-	if _, present := in.W.Last().Families[metrics.PeerSentFailures]; !present {
-		if in.W.Last().IsEtcd() {
-			return Check{Severity: finding.OK, Observed: "0 (no failure recorded)"}
-		}
-		return unknown("%s absent", metrics.PeerSentFailures)
-	}
-	d, _ := in.W.CounterDelta(metrics.PeerSentFailures, nil)
-	return Check{Severity: lim.Grade(d), Observed: fmt.Sprintf("%.0f", d)}
+	return rareEventRule(metrics.PeerSentFailures, networkAgrees)(in, lim)
 }
 
 // Network by share: a round trip that is most of what the client sees, and several
@@ -87,14 +82,6 @@ const (
 	netShareWarn = 0.5
 	// netOverServer: "several times" the server's own p50.
 	netOverServer = 3.0
-	// rttFloorMs: a round trip under 1 ms is loopback or one LAN hop (these
-	// machines measure 0.1–0.3 ms on loopback, client stack included): the
-	// client stack, not a network anyone can fix.
-	rttFloorMs = 1.0
-	// restFloorMs: the unexplained rest of a multi-member write also holds gRPC
-	// and raft queueing, a few ms under load; below 5 ms it is not read as a
-	// replication round trip.
-	restFloorMs = 5.0
 	// clientRTTFailMs: the etcd mixin's peer-RTT alert (150 ms) applied to the
 	// client's round trip; peerRTTFailMs: the OpenShift guidance (p99 < 50 ms)
 	// that every write's replication round must meet.
@@ -104,7 +91,9 @@ const (
 )
 
 // clientRTTRule grades the measured client-to-leader round trip by its share of
-// the client-observed p50.
+// the client-observed p50. The round trip is the run's own HTTP/2 PING where it
+// was measured (no gRPC or etcd code handles it: the network and the kernels
+// alone, so a loopback's few tens of µs explain nothing), else a Status call.
 func clientRTTRule(in *Input, _ Limits) Check {
 	if in.Run == nil || in.NetworkRTTMs <= 0 {
 		return Check{} // not measured: the gap rule stands in
@@ -116,14 +105,12 @@ func clientRTTRule(in *Input, _ Limits) Check {
 	rtt, client := in.NetworkRTTMs, *b.ClientP50Ms
 	server, known := serverSideP50(b)
 	share := min(rtt/client, 1)
-	obs := fmt.Sprintf("round trip %s of %s client p50 (%s)", units.Duration(rtt/1000), b.Op, units.Duration(client/1000))
+	obs := fmt.Sprintf("round trip %s (%s) of %s client p50 %s", units.Duration(rtt/1000), in.rttSource, b.Op, units.Duration(client/1000))
 	if known {
 		obs += fmt.Sprintf("; server-side %s", units.Duration(server/1000))
 	}
 	obs += " = " + pct(share) + " of the client latency"
 	switch {
-	case rtt < rttFloorMs:
-		return Check{Severity: finding.OK, Observed: obs + "; under 1 ms: loopback or LAN and the client stack"}
 	case share < netShareWarn || (known && rtt < netOverServer*server):
 		return Check{Severity: finding.OK, Observed: obs}
 	case rtt >= clientRTTFailMs:
@@ -157,12 +144,36 @@ func replicationRule(in *Input, _ Limits) Check {
 			rep = *p.P50Ms // measured: it is part of server already
 		}
 	}
-	wait := rest + rep
-	share := min(max(wait, 0)/client, 1)
-	obs := fmt.Sprintf("%s: client p50 %s − round trip %s − leader %s leaves %s for replication = %s of the client latency",
-		b.Op, units.Duration(client/1000), units.Duration(in.NetworkRTTMs/1000), units.Duration((server-rep)/1000), units.Duration(max(wait, 0)/1000), pct(share))
+	wait := max(rest+rep, 0)
+	// The replication round is paid by every write, the fastest of the run too:
+	// it is at most that write's time less the client round trip. What the p50
+	// leaves beyond it is queueing (gRPC, raft), not the network between members.
+	fastest, ok := fastestMs(in.Run, b.Op)
+	if !ok {
+		return unknown("%s: the run keeps no service-time histogram, so its fastest write (the bound of the replication round) is unknown", b.Op)
+	}
+	// The follower's own fsync is in the round too, and is the disk's, not the
+	// network's: on one slow disk shared by three members it is most of it.
+	ff, _ := quorumFollowerFsync(in)
+	wait = max(wait-ff, 0)
+	round := max(fastest-in.NetworkRTTMs-ff, 0)
+	obs := fmt.Sprintf("%s: client p50 %s − round trip %s − leader %s − follower fsync p50 %s leaves %s; the fastest write (%s) bounds the replication round's network at %s",
+		b.Op, units.Duration(client/1000), units.Duration(in.NetworkRTTMs/1000), units.Duration((server-rep)/1000), units.Duration(ff/1000), units.Duration(wait/1000),
+		units.Duration(fastest/1000), units.Duration(round/1000))
+	// A write sent to a follower crosses the peer links twice more: the follower
+	// forwards the proposal to the leader, and answers only once the leader's
+	// next message tells it the entry is committed (raft's MsgProp, then the
+	// commit index on MsgApp or a heartbeat). When most endpoints are followers
+	// (clients balance round-robin over them), the median write is such a write.
+	if f, n := followerEndpoints(in.Run); n > 0 && 2*f > n {
+		round *= 2
+		obs += fmt.Sprintf(", twice that for a write through a follower (%d of %d endpoints)", f, n)
+	}
+	wait = min(wait, round)
+	share := min(wait/client, 1)
+	obs += fmt.Sprintf(" = %s of the client latency", pct(share))
 	switch {
-	case wait < restFloorMs || share < netShareWarn || wait < netOverServer*(server-rep):
+	case share < netShareWarn || wait < netOverServer*(server-rep):
 		return Check{Severity: finding.OK, Observed: obs}
 	}
 	if busy, what := cpuBusy(in); busy >= limCPU.Warn {
@@ -174,10 +185,51 @@ func replicationRule(in *Input, _ Limits) Check {
 	return Check{Severity: finding.Warn, Observed: obs + "; every write waits for it"}
 }
 
+// followerLinkRule grades the slowest endpoint's peer round (its linearizable
+// read beyond its own round trip) over the fastest endpoint's: the extra is the
+// way between that follower and the leader, which every request sent to it pays
+// (the read's ReadIndex, a write's forwarded proposal and commit notice), so a
+// slow link to one follower shows though the quorum, and so the median write,
+// never waits for it. etcd's peer-RTT histogram, sampled every 30 s, rarely
+// holds a sample of a run.
+func followerLinkRule(in *Input, _ Limits) Check {
+	if in.Run == nil || in.Run.Network == nil || len(in.Run.Network.Endpoints) < 2 {
+		return Check{}
+	}
+	b := computeBudget(in)
+	if b.ClientP50Ms == nil || *b.ClientP50Ms <= 0 {
+		return unknown("the run has no request latencies")
+	}
+	eps := in.Run.Network.Endpoints
+	fast, slow := eps[0], eps[0]
+	for _, e := range eps[1:] {
+		if e.PeerMs() < fast.PeerMs() {
+			fast = e
+		}
+		if e.PeerMs() > slow.PeerMs() {
+			slow = e
+		}
+	}
+	extra, client := slow.PeerMs()-fast.PeerMs(), *b.ClientP50Ms
+	server, known := serverSideP50(b)
+	share := min(extra/client, 1)
+	obs := fmt.Sprintf("a linearizable read through %s took %s beyond its round trip, %s more than through %s: %s of the %s client p50 %s, paid by every request sent to it (1 of %d endpoints)",
+		slow.Endpoint, units.Duration(slow.PeerMs()/1000), units.Duration(extra/1000), fast.Endpoint, pct(share), b.Op, units.Duration(client/1000), len(eps))
+	switch {
+	case share < netShareWarn || (known && extra < netOverServer*server):
+		return Check{Severity: finding.OK, Observed: obs}
+	case extra >= peerRTTFailMs:
+		return Check{Severity: finding.Fail, Observed: obs + "; the link between that member and the leader is slow"}
+	}
+	return Check{Severity: finding.Warn, Observed: obs + "; the link between that member and the leader is slow"}
+}
+
 // latencyGapRule compares the client-observed p50 with the server-side p50 when
-// the client-to-leader round trip was not measured (older run files): a large gap
-// the server does not account for is spent between client and leader. When a CPU
-// is busy the gap may be queueing instead, so it is then only a warning.
+// the client-to-leader round trip was not measured (run files from before
+// results.Run.Network was kept): a large gap the server does not account for is
+// spent between client and leader, graded against the peer round trip's cited
+// limits since nothing in such a run measured a baseline. When a CPU is busy the
+// gap may be queueing instead, so it is then only a warning.
 func latencyGapRule(in *Input, lim Limits) Check {
 	if in.Run == nil || in.NetworkRTTMs > 0 {
 		return Check{}
@@ -218,4 +270,42 @@ func cpuBusy(in *Input) (float64, string) {
 		busy, what = u, "generator"
 	}
 	return busy, what
+}
+
+// fastestMs is the fastest service time of op in the run, in milliseconds.
+func fastestMs(run *results.Run, op string) (float64, bool) {
+	o := run.FindOp(op)
+	if o == nil || o.ServiceHist == "" {
+		return 0, false
+	}
+	h, err := o.ServiceHist.Decode()
+	if err != nil || h.TotalCount() == 0 {
+		return 0, false
+	}
+	return float64(h.Min()) / 1000, true
+}
+
+// followerEndpoints counts the run's endpoints that are a follower's client URL,
+// of n endpoints; f is 0 when the member list says nothing of the leader.
+func followerEndpoints(run *results.Run) (f, n int) {
+	hostPort := func(u string) string {
+		if i := strings.Index(u, "://"); i >= 0 {
+			u = u[i+3:]
+		}
+		return strings.TrimSuffix(u, "/")
+	}
+	role := map[string]bool{} // host:port → is leader
+	known := false
+	for _, m := range run.Target.Members {
+		known = known || m.IsLeader
+		for _, u := range m.ClientURLs {
+			role[hostPort(u)] = m.IsLeader
+		}
+	}
+	for _, ep := range run.Target.Endpoints {
+		if leader, ok := role[hostPort(ep)]; ok && known && !leader {
+			f++
+		}
+	}
+	return f, len(run.Target.Endpoints)
 }

@@ -39,6 +39,10 @@ func memoryShare(in *Input, lim Limits, gauge, label, prefix string) (Check, boo
 		return unknown("%s absent", gauge), false
 	}
 	if in.MemoryBytes <= 0 {
+		if in.Unseen != "" {
+			return unknown("%s%s; the member's memory limit is unknown: %s, and it exposes no %s (give --memory, or --prometheus with its container's cAdvisor series)",
+				label, units.Bytes(v), in.Unseen, metrics.GoMemLimit), false
+		}
 		return unknown("%s%s; the member's memory is unknown (give --memory)", label, units.Bytes(v)), false
 	}
 	r := v / float64(in.MemoryBytes)
@@ -71,6 +75,9 @@ func serverCPURule(in *Input, lim Limits) Check {
 		return unknown("%s absent", metrics.CPUSeconds)
 	}
 	if in.Cores <= 0 {
+		if in.Unseen != "" {
+			return unknown("the member's CPU count is unknown: %s, and it exposes no %s (give --cores)", in.Unseen, metrics.GoMaxProcs)
+		}
 		return unknown("the member's CPU count is unknown (give --cores)")
 	}
 	if in.seconds() <= 0 {
@@ -85,7 +92,13 @@ func serverCPURule(in *Input, lim Limits) Check {
 	if in.embedded() {
 		obs += "; embedded: server and generator share the process"
 	}
-	return Check{Severity: lim.Grade(u), Observed: obs}
+	sev := lim.Grade(u)
+	if in.CoresAtMost && sev == finding.OK {
+		// Busy against its GOMAXPROCS is busy; idle against it proves nothing,
+		// since a CPU quota under GOMAXPROCS is not exposed.
+		return unknown("%s; %s, and a CPU quota under its GOMAXPROCS does not show in its metrics (give --cores, or --prometheus with its container's cAdvisor series)", obs, in.Unseen)
+	}
+	return Check{Severity: sev, Observed: obs}
 }
 
 // clientCPU is the generator's CPU utilisation over the run, with its core count.
@@ -228,4 +241,92 @@ func overMaxRule(in *Input, lim Limits) Check {
 		return Check{Severity: sev, Observed: fmt.Sprintf("%d", n)}
 	}
 	return Check{Severity: sev, Observed: fmt.Sprintf("%d requests took ≥ 60 s", n)}
+}
+
+// The rules below read the series of a member's host (node_exporter) and
+// container (cAdvisor) that a Prometheus stored next to the member's own
+// (Prometheus.Scrapes adds them): absent, they do not apply.
+
+// throttleRule grades the share of the container's CFS periods in which it was
+// throttled: the quota, not the machine, bounded the member's CPU.
+func throttleRule(in *Input, lim Limits) Check {
+	if !in.W.Usable() {
+		return Check{}
+	}
+	periods, ok1 := in.W.CounterDelta(metrics.ContainerCFSPeriods, nil)
+	throttled, ok2 := in.W.CounterDelta(metrics.ContainerThrottled, nil)
+	if !ok1 || !ok2 {
+		return Check{}
+	}
+	if periods <= 0 {
+		return unknown("no CFS period elapsed in the window (the container ran no quota-bound work)")
+	}
+	r := throttled / periods
+	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("throttled in %.0f of %.0f CFS periods = %s", throttled, periods, pct(r))}
+}
+
+// workingSetRule grades the container's peak working set against its memory
+// limit: the kernel reclaims and then OOM-kills the container against that limit,
+// and the kubelet evicts on the working set.
+func workingSetRule(in *Input, lim Limits) Check {
+	if in.W == nil || in.W.Last() == nil {
+		return Check{}
+	}
+	ws, ok := in.W.GaugeMax(metrics.ContainerWorkingSet, nil)
+	if !ok {
+		return Check{}
+	}
+	limit, ok := in.W.Gauge(metrics.ContainerMemLimit, nil)
+	if !ok || limit <= 0 || limit >= noLimit {
+		return unknown("working set %s; the container has no memory limit (%s is 0)", units.Bytes(ws), metrics.ContainerMemLimit)
+	}
+	r := ws / limit
+	return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("working set %s of %s = %s", units.Bytes(ws), units.Bytes(limit), pct(r))}
+}
+
+// diskBusyRule grades the busiest block device of the member's host: the share
+// of the window in which it had I/O in flight (iostat's %util). Which device
+// holds the data dir is not in the series, so the busiest one is named.
+func diskBusyRule(in *Input, lim Limits) Check {
+	if !in.W.Usable() || in.W.Last().Families[metrics.NodeDiskIOTime] == nil {
+		return Check{}
+	}
+	secs := in.seconds()
+	if secs < minCPUWindow {
+		return unknown("the window (%.2f s) is too short for a busy share", secs)
+	}
+	busiest, share := "", -1.0
+	for _, dev := range in.W.Last().LabelValues(metrics.NodeDiskIOTime, "device") {
+		d, ok := in.W.CounterDelta(metrics.NodeDiskIOTime, Labels{"device": dev})
+		if ok && d/secs > share {
+			busiest, share = dev, d/secs
+		}
+	}
+	if share < 0 {
+		return unknown("%s has no device series in the window", metrics.NodeDiskIOTime)
+	}
+	share = min(share, 1)
+	return Check{Severity: lim.Grade(share), Observed: fmt.Sprintf("%s busy %s of the window", busiest, pct(share))}
+}
+
+// hostPSIRule grades the share of the window in which some task of the member's
+// host waited for the resource (PSI "some", as node_exporter exports it). It
+// applies to a member that does not run here: this host's own PSI is graded by
+// hostPressureRule.
+func hostPSIRule(counter string) func(*Input, Limits) Check {
+	return func(in *Input, lim Limits) Check {
+		if !in.W.Usable() || in.W.Last().Families[counter] == nil || in.Unseen == "" {
+			return Check{}
+		}
+		secs := in.seconds()
+		if secs < minCPUWindow {
+			return unknown("the window (%.2f s) is shorter than the %g s a pressure share needs", secs, minCPUWindow)
+		}
+		d, ok := in.W.CounterDelta(counter, nil)
+		if !ok {
+			return unknown("%s absent", counter)
+		}
+		r := min(d/secs, 1)
+		return Check{Severity: lim.Grade(r), Observed: fmt.Sprintf("some task of the member's host waited %s of the window", pct(r))}
+	}
 }

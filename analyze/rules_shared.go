@@ -3,29 +3,45 @@ package analyze
 import (
 	"fmt"
 
+	"github.com/etcdperf/etcdperf/finding"
+
 	"github.com/etcdperf/etcdperf/units"
 
 	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/metrics"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // hostPressureRule grades the host's CPU pressure over the run (Linux PSI): the
 // share of the time in which some runnable task waited for a CPU. Utilisation of
 // the members and the generator cannot see other work crowding them out; this
-// can. It applies to members on the measuring host only, and needs a window of
+// can. It applies to members on the measuring host only (a remote member does
+// not share this host's PSI: its host's is node_exporter's), and needs a window of
 // minCPUWindow as the CPU rules do: over a few milliseconds the share is one
 // scheduler instant (a 0.02 s run on a busy host read 100%), not the run's
 // condition.
 func hostPressureRule(in *Input, lim Limits) Check {
 	r := in.Run
-	if r == nil || r.HostCPUPressure == nil || !(r.Target.Embedded || hardware.AllLoopback(r.Target.Endpoints)) {
+	if r == nil || r.HostCPUPressure == nil || !membersHere(r, false) {
 		return Check{}
 	}
 	if r.DurationS < minCPUWindow {
 		return unknown("the run (%.2f s) is shorter than the %g s a pressure share needs", r.DurationS, minCPUWindow)
 	}
 	p := *r.HostCPUPressure
-	return Check{Severity: lim.Grade(p), Observed: fmt.Sprintf("some task waited for a CPU %s of the run", pct(p))}
+	obs := fmt.Sprintf("some task waited for a CPU %s of the run", pct(p))
+	sev := lim.Grade(p)
+	// Waits while the CPUs still had idle time under limCPU's warn level are the
+	// wake-up latency of many short-lived threads (a closed loop of one client
+	// switches tens of thousands of times a second), not a want of CPU.
+	if b := r.HostCPUBusy; b != nil {
+		obs += fmt.Sprintf(", the host's CPUs busy %s", pct(*b))
+		if sev.Bad() && *b < limCPU.Warn {
+			sev = finding.OK
+			obs += fmt.Sprintf(" (under %s: wake-up latency, not a want of CPU)", pct(limCPU.Warn))
+		}
+	}
+	return Check{Severity: sev, Observed: obs}
 }
 
 // sharedHostCPURule grades the CPU of a host that runs the members and the
@@ -35,7 +51,7 @@ func hostPressureRule(in *Input, lim Limits) Check {
 // rule counts both) or to a remote cluster.
 func sharedHostCPURule(in *Input, lim Limits) Check {
 	r := in.Run
-	if r == nil || in.embedded() || !hardware.AllLoopback(r.Target.Endpoints) || r.Host == nil || r.DurationS <= 0 {
+	if r == nil || in.embedded() || !hardware.AllLoopback(r.Target.Endpoints) || !membersHere(r, true) || r.Host == nil || r.DurationS <= 0 {
 		return Check{}
 	}
 	// The host facts are the generator's. Members etcdperf started (embedded) are its
@@ -66,4 +82,27 @@ func sharedHostCPURule(in *Input, lim Limits) Check {
 	u := (server + client) / cores
 	return Check{Severity: lim.Grade(u),
 		Observed: fmt.Sprintf("members %.2f + generator %.2f cores of %s = %s", server, client, units.Trim(cores), pct(u))}
+}
+
+// membersHere reports whether the run's members run on the measuring host: any of
+// them, or all of them with all. A member is here when embedded, when its process
+// was found (Pid) or when it advertises loopback client URLs; a run file that
+// lists no members goes by its endpoints.
+func membersHere(r *results.Run, all bool) bool {
+	if r.Target.Embedded {
+		return true
+	}
+	if len(r.Target.Members) == 0 {
+		return hardware.AllLoopback(r.Target.Endpoints)
+	}
+	n := 0
+	for _, m := range r.Target.Members {
+		if m.Pid > 0 || (len(m.ClientURLs) > 0 && hardware.AllLoopback(m.ClientURLs)) {
+			n++
+		}
+	}
+	if all {
+		return n == len(r.Target.Members)
+	}
+	return n > 0
 }

@@ -15,7 +15,7 @@ func TestSharedHostCPURule(t *testing.T) {
 	}
 	run := func(eps string, inProcess bool, clientCPU float64) *results.Run {
 		return &results.Run{Version: results.Version, DurationS: 10,
-			Target: results.Target{Endpoints: []string{eps}, InProcess: inProcess},
+			Target: results.ClusterInfo{Endpoints: []string{eps}, InProcess: inProcess},
 			Host:   &results.Host{CPUs: 2}, Client: results.Client{CPUSeconds: clientCPU, Cores: 2}}
 	}
 	quota := func(r *results.Run, embedded bool) *results.Run {
@@ -49,8 +49,9 @@ func TestSharedHostCPURule(t *testing.T) {
 func TestHostPressureRule(t *testing.T) {
 	run := func(durS, share float64) *results.Run {
 		return &results.Run{Version: results.Version, DurationS: durS, HostCPUPressure: &share,
-			Target: results.Target{Endpoints: []string{"http://127.0.0.1:2379"}}}
+			Target: results.ClusterInfo{Endpoints: []string{"http://127.0.0.1:2379"}}}
 	}
+	busy := func(r *results.Run, b float64) *results.Run { r.HostCPUBusy = &b; return r }
 	lim := Limits{Warn: 0.5, Fail: 0.8, Unit: UnitRatio}
 	for _, tc := range []struct {
 		name string
@@ -62,6 +63,10 @@ func TestHostPressureRule(t *testing.T) {
 		{"contended throughout", run(10, 0.9), finding.Fail},
 		// One scheduler instant is not the run's condition.
 		{"a 0.02 s run", run(0.02, 1), finding.Unknown},
+		// A closed loop of one client: waits half the run with a third of the
+		// CPUs idle are wake-up latency.
+		{"waits beside idle CPUs", busy(run(10, 0.53), 0.62), finding.OK},
+		{"waits on busy CPUs", busy(run(10, 0.6), 0.85), finding.Warn},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := hostPressureRule(withRun(&Input{}, tc.run), lim)

@@ -2,11 +2,14 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/etcdperf/etcdperf/units"
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/metrics"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // runValueSizeRule grades the run's payload bytes per write request.
@@ -95,9 +98,11 @@ func metricValueSizeRule(in *Input, lim Limits) Check {
 }
 
 // walRateRule grades the WAL write rate against the disk probe's throughput, when
-// the run probed the disk; without a probe there is no bandwidth to compare against.
+// the run probed the disk at full speed; without such a probe there is no
+// bandwidth to compare against (a light probe's paced writes measure latency, not
+// what the disk can carry).
 func walRateRule(in *Input, lim Limits) Check {
-	if in.Run == nil || len(in.Run.Disk) == 0 {
+	if in.Run == nil || !slices.ContainsFunc(in.Run.Disk, func(d results.DiskResult) bool { return d.IntervalMs <= 0 }) {
 		return Check{}
 	}
 	if c, ok := needWindow(in.W); !ok {
@@ -110,7 +115,7 @@ func walRateRule(in *Input, lim Limits) Check {
 	}
 	best := 0.0
 	for _, d := range in.Run.Disk {
-		if d.MBPerS > best {
+		if d.IntervalMs <= 0 && d.MBPerS > best {
 			best = d.MBPerS
 		}
 	}
@@ -179,7 +184,10 @@ func metricBytesPerRangeRule(in *Input, lim Limits) Check {
 }
 
 // rangeDurationRule grades the p99 of range handling on a member; it does not apply
-// to a window without ranges (etcd creates the series on the first range).
+// to a window without ranges (etcd creates the series on the first range). A slow
+// range is range size's finding only with large ranges (see largeRanges); without
+// them it stays ok for range size and says what the ranges measured, for the disk
+// or CPU classes to name the cause; with no size measured it is unknown.
 func rangeDurationRule(in *Input, lim Limits) Check {
 	if c, ok := needWindow(in.W); !ok {
 		return c
@@ -187,5 +195,40 @@ func rangeDurationRule(in *Input, lim Limits) Check {
 	if ranges, ok := in.W.CounterDelta(metrics.RangeTotal, nil); ok && ranges == 0 {
 		return Check{}
 	}
-	return histRule(metrics.RangeDuration, nil, 0.99)(in, lim)
+	c := histRule(metrics.RangeDuration, nil, 0.99)(in, lim)
+	if c.Severity != finding.Warn && c.Severity != finding.Fail {
+		return c
+	}
+	why, sizes := largeRanges(in)
+	if why == "" && len(sizes) == 0 {
+		return unknown("%s; no range size measured (keys or bytes per range), so it is not taken for large ranges", c.Observed)
+	}
+	c = corroborated(c, why)
+	if why == "" {
+		c.Observed += "; the ranges are not large (" + strings.Join(sizes, "; ") + "): a slow disk or CPU slows even a one-key range, see those classes"
+	}
+	return c
+}
+
+// largeRanges names the first signal that the member's ranges are large at warn
+// or fail: the run's keys or bytes per range, or the member's sent bytes per
+// range. sizes lists the ones measured, for the reason when none is.
+func largeRanges(in *Input) (why string, sizes []string) {
+	for _, s := range []struct {
+		name string
+		eval func(*Input, Limits) Check
+		lim  Limits
+	}{
+		{"the run's", runKeysPerRangeRule, limRangeKeys},
+		{"the run's", runBytesPerRangeRule, limRangeBytes},
+		{"sent", metricBytesPerRangeRule, limRangeBytes},
+	} {
+		switch c := s.eval(in, s.lim); c.Severity {
+		case finding.Warn, finding.Fail:
+			return s.name + " " + c.Observed, nil
+		case finding.OK:
+			sizes = append(sizes, c.Observed)
+		}
+	}
+	return "", sizes
 }

@@ -82,7 +82,7 @@ func TestRules(t *testing.T) {
 		{"wal healthy", "wal fsync", in(t, wal(0, 0, 1), wal(1000, 0, 1)), finding.OK, "(0, 1 ms]"},
 		{"two slow of twenty: a hiccup", "wal fsync", in(t, wal(0, 0, 1), wal(18, 2, 0.128)), finding.OK, "a hiccup"},
 		{"three slow of twenty warn", "wal fsync", in(t, wal(0, 0, 1), wal(17, 3, 0.032)), finding.Warn, "certainly above 10 ms"},
-		{"wal p99 in 8-16 ms against 10 ms: cannot tell", "wal fsync", in(t, wal(0, 0, 1), wal(90, 10, 0.016)), finding.OK, "cannot tell within the bucket"},
+		{"wal p99 in 8-16 ms against 10 ms: between the bounds, warn", "wal fsync", in(t, wal(0, 0, 1), wal(90, 10, 0.016)), finding.Warn, "p99 between 8 ms and 16 ms; ok needs < 10 ms"},
 		{"wal p99 certainly in 16-32 ms warns", "wal fsync", in(t, wal(0, 0, 1), wal(90, 10, 0.032)), finding.Warn, "certainly above 10 ms"},
 		{"wal absent is unknown", "wal fsync", in(t, etcdBase(), etcdBase()), finding.Unknown, "absent"},
 		{"wal without observations is unknown", "wal fsync", in(t, wal(5, 0, 1), wal(5, 0, 1)), finding.Unknown, "no observations"},
@@ -93,7 +93,12 @@ func TestRules(t *testing.T) {
 		{"backend commit p99 certainly over 64 ms fails", "backend commit", in(t,
 			etcdBase().hist(metrics.BackendCommit, "", diskBuckets, cumAt(0, 0, 1), 0),
 			etcdBase().hist(metrics.BackendCommit, "", diskBuckets, cumAt(90, 10, 0.128), 1)), finding.Fail, "certainly above 50 ms"},
-		{"slow applies warn", "slow applies", in(t, counter(metrics.SlowApply, 1), counter(metrics.SlowApply, 4)), finding.Warn, "3"},
+		// Slow applies are a rate over the run's requests, and warn only with another disk signal.
+		{"slow applies alone never warn", "slow applies", in(t, counter(metrics.SlowApply, 1), counter(metrics.SlowApply, 4)), finding.OK, "3 (no request count: not a rate); no other signal agrees"},
+		{"slow applies with a slow wal warn", "slow applies", in(t, wal(0, 0, 1).counter(metrics.SlowApply, 1), wal(90, 10, 0.032).counter(metrics.SlowApply, 4)), finding.Warn, "with wal fsync p99"},
+		{"one slow apply in 1,000 requests: under the p99", "slow applies", withRun(in(t, wal(0, 0, 1).counter(metrics.SlowApply, 1), wal(90, 10, 0.032).counter(metrics.SlowApply, 2)), putRun(1)), finding.OK, "1 in 1000 requests = 1 per 1,000: under the p99"},
+		{"30 per 1,000 alone stay ok", "slow applies", withRun(in(t, counter(metrics.SlowApply, 0), counter(metrics.SlowApply, 30)), putRun(1)), finding.OK, "30 per 1,000; no other signal agrees"},
+		{"30 per 1,000 with a slow wal warn", "slow applies", withRun(in(t, wal(0, 0, 1).counter(metrics.SlowApply, 0), wal(90, 10, 0.032).counter(metrics.SlowApply, 30)), putRun(1)), finding.Warn, "30 per 1,000; with wal fsync p99"},
 		{"no slow applies", "slow applies", in(t, counter(metrics.SlowApply, 1), counter(metrics.SlowApply, 1)), finding.OK, "0"},
 		{"probe 98 ms fails", "disk probe", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Disk: []results.DiskResult{{Pattern: "fio", Dir: "/d", Fdatasync: results.Summary{P99: 98}}}}), finding.Fail, "98 ms"},
 		{"no probe: not applicable", "disk probe", withRun(in(t, etcdBase(), etcdBase()), putRun(1)), "", ""},
@@ -106,8 +111,13 @@ func TestRules(t *testing.T) {
 		{"peer rtt not sampled in a short window", "peer round trip", in(t, rtt("b", 2, 0, 1), rtt("b", 2, 0, 1)), finding.Unknown, "every 30 s"},
 		{"peer rtt absent, member count unknown", "peer round trip", in(t, etcdBase(), etcdBase()), finding.Unknown, "absent"},
 		{"peer send failures absent on etcd read as 0", "peer send failures", in(t, etcdBase(), etcdBase()), finding.OK, "0"},
-		{"peer send failures warn", "peer send failures", in(t,
-			etcdBase().counter(metrics.PeerSentFailures, 1), etcdBase().counter(metrics.PeerSentFailures, 6)), finding.Warn, "5"},
+		{"one peer send failure alone stays ok", "peer send failures", in(t,
+			etcdBase().counter(metrics.PeerSentFailures, 1), etcdBase().counter(metrics.PeerSentFailures, 2)), finding.OK, "1 (no request count: not a rate); no other signal agrees"},
+		{"peer send failures with heartbeat failures warn", "peer send failures", withRun(in(t,
+			etcdBase().counter(metrics.PeerSentFailures, 1).counter(metrics.HeartbeatFailures, 0),
+			etcdBase().counter(metrics.PeerSentFailures, 21).counter(metrics.HeartbeatFailures, 3)), putRun(1)), finding.Warn, "20 per 1,000; with 3 heartbeat send failures"},
+		{"peer send failures with a slow peer rtt warn", "peer send failures", withRun(in(t,
+			rtt("b", 0, 0, 1).counter(metrics.PeerSentFailures, 0), rtt("b", 90, 10, 0.2048).counter(metrics.PeerSentFailures, 50)), putRun(1)), finding.Warn, "50 per 1,000; with peer round trip p99"},
 		{"client far above server fails", "client p50 minus", withRun(single(in(t, wal(0, 0, 1).counter(metrics.CPUSeconds, 0), wal(1000, 0, 1).counter(metrics.CPUSeconds, 1))), putRun(200)), finding.Fail, "gap"},
 		{"client close to server", "client p50 minus", withRun(single(in(t, wal(0, 0, 1), wal(1000, 0, 1))), putRun(2)), finding.OK, "gap"},
 		{"gap with a busy CPU only warns", "client p50 minus", withRun(single(in(t, wal(0, 0, 1).counter(metrics.CPUSeconds, 0), wal(1000, 0, 1).counter(metrics.CPUSeconds, 19))), putRun(200)), finding.Warn, "queueing"},
@@ -131,7 +141,7 @@ func TestRules(t *testing.T) {
 
 		// client
 		{"generator saturated", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Client: results.Client{CPUSeconds: 9.5, Cores: 1}}), finding.Fail, "95%"},
-		{"generator embedded: graded under cpu", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Target: results.Target{Embedded: true, InProcess: true}, Client: results.Client{CPUSeconds: 9.5, Cores: 1}}), "", ""},
+		{"generator embedded: graded under cpu", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Target: results.ClusterInfo{Embedded: true, InProcess: true}, Client: results.Client{CPUSeconds: 9.5, Cores: 1}}), "", ""},
 		{"generator under a CPU quota: graded on the quota, not GOMAXPROCS", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10, Host: &results.Host{CPUs: 2, CgroupCPUQuota: 0.2}, Client: results.Client{CPUSeconds: 1.9, Cores: 2}}), finding.Fail, "on 0.2 cores = 95%"},
 		{"generator cpu not recorded", "generator CPU", withRun(in(t, etcdBase(), etcdBase()), &results.Run{DurationS: 10}), finding.Unknown, "does not record"},
 		{"pacer lag fails", "pacer lag", withRun(in(t, etcdBase(), etcdBase()), &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: 100}}, Client: results.Client{PacingLagP99Ms: 150}}), finding.Fail, "150 ms"},
@@ -171,9 +181,12 @@ func TestRules(t *testing.T) {
 		{"sent bytes over too few ranges are unknown", "sent bytes per range", in(t,
 			etcdBase().counter(metrics.GRPCSent, 0).counter(metrics.RangeTotal, 0),
 			etcdBase().counter(metrics.GRPCSent, 100*mib).counter(metrics.RangeTotal, 5)), finding.Unknown, "too few"},
-		{"range duration p99 slow", "range duration", in(t,
+		{"range duration p99 slow, no range size measured: unknown", "range duration", in(t,
 			etcdBase().hist(metrics.RangeDuration, "", diskBuckets, cumAt(0, 0, 1), 0),
-			etcdBase().hist(metrics.RangeDuration, "", diskBuckets, cumAt(0, 200, 1.024), 100)), finding.Fail, "(512 ms, 1.02 s]"},
+			etcdBase().hist(metrics.RangeDuration, "", diskBuckets, cumAt(0, 200, 1.024), 100)), finding.Unknown, "above 500 ms; no range size measured"},
+		{"range duration p99 slow with 20 MiB ranges fails", "range duration", in(t,
+			etcdBase().counter(metrics.GRPCSent, 0).counter(metrics.RangeTotal, 0).hist(metrics.RangeDuration, "", diskBuckets, cumAt(0, 0, 1), 0),
+			etcdBase().counter(metrics.GRPCSent, 200*20*mib).counter(metrics.RangeTotal, 200).hist(metrics.RangeDuration, "", diskBuckets, cumAt(0, 200, 1.024), 100)), finding.Fail, "above 500 ms; with sent 20 MiB per range"},
 
 		// health
 		{"no leader fails", "has leader", in(t, etcdBase(), newText().gauge(metrics.HasLeader, 0)), finding.Fail, "1 of 2"},
@@ -205,7 +218,7 @@ func TestUnknownNeverOK(t *testing.T) {
 	w := snapsAt(t, etcdBase().String(), etcdBase().String())
 	fs := evaluate(Rules, Input{Members: []*Window{w}, Leader: w})
 	for _, f := range fs {
-		if f.Class == finding.ClassHealth {
+		if f.Class == finding.ClassHealth || f.Class == finding.ClassElection {
 			continue // has_leader is present in etcdBase
 		}
 		if f.Severity != finding.Unknown {

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/url"
 	"sync"
@@ -121,7 +122,8 @@ func ScrapeOne(ctx context.Context, client *http.Client, rawURL, phase string) r
 	text, err := Fetch(ctx, client, rawURL)
 	// The midpoint of the request is the best estimate of when the member's
 	// counters were read.
-	sc.Time = scrapeTime(start.Add(time.Since(start) / 2))
+	took := time.Since(start)
+	sc.Time, sc.Seconds = scrapeTime(start.Add(took/2)), math.Round(took.Seconds()*1e3)/1e3
 	if err != nil {
 		sc.Error = err.Error()
 		return sc

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/etcdperf/etcdperf/finding"
@@ -12,7 +13,9 @@ import (
 // TestTruthFixtures grades the /metrics pairs recorded from `make truth` runs
 // (go test ./truth -args -truth -record analyze/testdata/truth): the faulty
 // member's scrapes before and after the load, graded as bare dumps, must name the
-// scenario's class from the server's metrics alone, and a baseline must read none.
+// scenario's class from the server's metrics alone, and a baseline must read none
+// or, where a p99's bucket straddles its threshold (bare dumps have no disk probe
+// to settle it), pass with that warning alone.
 func TestTruthFixtures(t *testing.T) {
 	dir := filepath.Join("testdata", "truth")
 	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
@@ -45,9 +48,29 @@ func TestTruthFixtures(t *testing.T) {
 			if want == "" {
 				want = finding.BottleneckNone
 			}
+			if want == finding.BottleneckNone && rep.Verdict.Status == finding.StatusPass && onlyStraddles(rep) {
+				return
+			}
 			if rep.Verdict.Bottleneck != want {
 				t.Errorf("bottleneck %s, want %s: %s", rep.Verdict.Bottleneck, want, rep.Verdict.Summary)
 			}
 		})
 	}
+}
+
+// onlyStraddles reports whether every warn or fail evidence of rep is a quantile
+// whose bucket straddles its threshold.
+func onlyStraddles(rep Report) bool {
+	n := 0
+	for _, f := range rep.Findings {
+		for _, e := range f.Evidence {
+			if e.Severity.Bad() {
+				if !strings.Contains(e.Observed, StraddleNote) {
+					return false
+				}
+				n++
+			}
+		}
+	}
+	return n > 0
 }

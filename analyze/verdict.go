@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,7 +18,7 @@ import (
 // the writes: that is the cluster's answer, not a bad measurement).
 func verdict(run *results.Run, fs []finding.Finding) finding.Verdict {
 	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
-	var ranked, unknowns []finding.Finding
+	var unknowns []finding.Finding
 	healthFail := false
 	for _, f := range fs {
 		switch {
@@ -25,13 +26,11 @@ func verdict(run *results.Run, fs []finding.Finding) finding.Verdict {
 			if f.Severity == finding.Fail {
 				healthFail = true
 			}
-		case f.Severity == finding.Fail || f.Severity == finding.Warn:
-			ranked = append(ranked, f)
 		case f.Severity == finding.Unknown:
 			unknowns = append(unknowns, f)
 		}
 	}
-	rankFindings(ranked)
+	ranked := Rank(fs)
 	for _, f := range ranked {
 		v.Ranked = append(v.Ranked, string(f.Class))
 	}
@@ -56,6 +55,15 @@ func verdict(run *results.Run, fs []finding.Finding) finding.Verdict {
 	if invalid && len(fails) > 0 && fails[0].Class == finding.ClassQuota {
 		invalid = false // the quota explains the missing load
 	}
+	// Requests held back because every client waited on a reply are the server's
+	// shortfall once a server class fails: 4 clients cannot carry 20 puts/s of
+	// 1 MB values that each take 250 ms, and the value size says why. Without
+	// such a class (2 clients at 100,000/s on a healthy member) they are the
+	// generator's, and the run stays invalid.
+	explained := invalid && run != nil && !run.Valid && heldBack(run) && len(fails) > 0 && !slices.ContainsFunc(fails, func(f finding.Finding) bool { return f.Class == finding.ClassClient })
+	if explained {
+		invalid = false
+	}
 	if invalid {
 		v.Status = finding.StatusInvalid
 	}
@@ -70,6 +78,8 @@ func verdict(run *results.Run, fs []finding.Finding) finding.Verdict {
 		parts = append(parts, "invalid: "+reason)
 	case invalid:
 		parts = append(parts, "invalid: the load generator was saturated, so the run measured it rather than the server")
+	case explained:
+		parts = append(parts, fmt.Sprintf("fail: the rate was not kept (%s), and the failing %s explains it", run.InvalidReason, fails[0].Class))
 	case v.Status == finding.StatusFail && len(fails) == 0:
 		parts = append(parts, "fail: cluster health (no resource class found at fault)")
 	case v.Status == finding.StatusPass:
@@ -77,7 +87,7 @@ func verdict(run *results.Run, fs []finding.Finding) finding.Verdict {
 	}
 	if len(ranked) > 0 {
 		lead := fmt.Sprintf("bottleneck %s (%s%s) — %s", ranked[0].Class, ranked[0].Severity, shareText(ranked[0]), ranked[0].Summary)
-		if v.Status == finding.StatusFail && len(fails) > 0 {
+		if v.Status == finding.StatusFail && len(fails) > 0 && !explained {
 			lead = "fail: " + lead
 		}
 		parts = append(parts, lead)
@@ -119,21 +129,40 @@ func shareText(f finding.Finding) string {
 	return fmt.Sprintf(", %s of the client latency", pct(*f.Share))
 }
 
+// Rank is the findings of fs at warn or fail, but the cluster-health context,
+// in the order every verdict names them (analyze's, check's, plan's: the first
+// is the bottleneck); fs is left as it was.
+func Rank(fs []finding.Finding) []finding.Finding {
+	var ranked []finding.Finding
+	for _, f := range fs {
+		if !f.Class.Context() && (f.Severity == finding.Fail || f.Severity == finding.Warn) {
+			ranked = append(ranked, f)
+		}
+	}
+	rankFindings(ranked)
+	return ranked
+}
+
 // rankFindings orders the warn and fail classes: fail before warn; then a saturated
 // generator first (it invalidates the rest); then the classes that cause latency
 // elsewhere (quota, value and range size, CPU, memory: large values slow the WAL,
 // a starved CPU slows every fsync) in class order; then the latency classes (disk,
 // network) by the share of the client latency they explain in the budget, larger
-// first.
+// first; then what clients saw happen (stall, election, watch), which the
+// resource classes before them explain when they fail too.
 func rankFindings(fs []finding.Finding) {
 	latency := func(c finding.Class) bool { return c == finding.ClassDisk || c == finding.ClassNetwork }
 	pos := map[finding.Class]int{}
 	for i, c := range finding.Classes {
 		pos[c] = i
 	}
-	// group: 0 the causes, 1 the latency classes.
+	// group: 0 the causes, 1 the latency classes, 2 what clients saw happen
+	// (a stall, an election, late watch events: the resources explain them).
 	group := func(f finding.Finding) int {
-		if latency(f.Class) {
+		switch {
+		case f.Class.Symptom():
+			return 2
+		case latency(f.Class):
 			return 1
 		}
 		return 0
@@ -153,8 +182,9 @@ func rankFindings(fs []finding.Finding) {
 	})
 }
 
-// shareOf sets the share of the client p50 that the disk (the leader's WAL fsync)
-// and the network (the round trip to the leader, plus replication in a
+// shareOf sets the share of the client p50 that the disk (the leader's WAL fsync
+// and the queueing behind it; no share while that queueing is unknown, since a
+// saturated disk's wait lands there) and the network (the round trip to the leader, plus replication in a
 // multi-member cluster) explain in the budget.
 func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
 	if b == nil || b.ClientP50Ms == nil || *b.ClientP50Ms <= 0 {
@@ -174,7 +204,9 @@ func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
 		var ok bool
 		switch fs[i].Class {
 		case finding.ClassDisk:
-			v, ok = part(finding.PartWAL)
+			w, ok1 := part(finding.PartWAL)
+			q, ok2 := part(finding.PartWALQueue)
+			v, ok = w+q, ok1 && ok2
 		case finding.ClassNetwork:
 			n, ok1 := part(finding.PartNetwork)
 			r, ok2 := part(finding.PartReplication)
@@ -200,4 +232,15 @@ func classList(fs []finding.Finding) string {
 		s = append(s, string(f.Class))
 	}
 	return strings.Join(s, ", ")
+}
+
+// heldBack reports whether requests of the run were due but never sent because
+// every client was waiting on a reply.
+func heldBack(run *results.Run) bool {
+	for _, o := range run.Ops {
+		if o.Unsent > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -24,18 +24,10 @@ func TestMain(m *testing.M) {
 // startEtcd starts an in-process etcd with a short tick and returns conns clients to it.
 func startEtcd(t *testing.T, conns int) (*cluster.Cluster, []*clientv3.Client) {
 	t.Helper()
-	c, err := cluster.Start(context.Background(), cluster.Config{TickMs: 10, ElectionMs: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := clustertest.Start(t, cluster.Config{TickMs: 10, ElectionMs: 100})
 	var clis []*clientv3.Client
 	for range conns {
-		cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cli.Close() })
+		cli := clustertest.Client(t, c)
 		clis = append(clis, cli)
 	}
 	return c, clis

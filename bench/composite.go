@@ -124,6 +124,7 @@ func (c *Composite) Annotate(ops []results.Op) {
 			o.Events += l.Events
 			o.Watchers += l.Watchers
 			o.MissedEvents += l.MissedEvents
+			o.UndeliveredEvents += l.UndeliveredEvents
 			o.OutOfOrder += l.OutOfOrder
 			if l.CreateMs != nil && (o.CreateMs == nil || l.CreateMs.P99 > o.CreateMs.P99) {
 				o.CreateMs = l.CreateMs

@@ -182,7 +182,12 @@ func (e *engine) openWorker(ctx context.Context, op Op, tolerance time.Duration,
 		start := e.since()
 		out := op(ctx, t.seq)
 		done := e.since()
-		if t.due < b.warmup || stoppedBy(ctx, out.Err) {
+		if t.due < b.warmup {
+			continue
+		}
+		if stoppedBy(ctx, out.Err) {
+			// No result, but it waited until the stop: a stall over the end shows.
+			e.rec.in <- sample{start: int64(start), done: int64(done), paced: true, cut: true}
 			continue
 		}
 		e.rec.in <- sample{
@@ -211,7 +216,11 @@ func (e *engine) closedWorker(ctx context.Context, op Op, b bounds, next, measur
 		}
 		out := op(ctx, next.Add(1)-1)
 		done := e.since()
-		if !inWindow || stoppedBy(ctx, out.Err) {
+		if !inWindow {
+			continue
+		}
+		if stoppedBy(ctx, out.Err) {
+			e.rec.in <- sample{start: int64(start), done: int64(done), paced: true, cut: true}
 			continue
 		}
 		e.rec.in <- sample{
@@ -292,6 +301,7 @@ func (e *engine) window(ctx context.Context) time.Duration {
 func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, window time.Duration) {
 	cfg := e.cfg
 	run.Ops = ops
+	run.Stall = e.rec.stall()
 	run.WarmupS = cfg.Warmup.Seconds()
 	run.DurationS = window.Seconds()
 	run.StartedAt = e.t0.UTC()
@@ -300,6 +310,7 @@ func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, w
 		CPUSeconds:  (e.cpu1 - e.cpu0).Seconds(),
 		MaxRSSBytes: e.maxRSS,
 		Cores:       runtime.GOMAXPROCS(0),
+		Transport:   run.Client.Transport, // the caller's: it opened the connections
 	}
 	if e.lag != nil {
 		run.Client.PacingLagP99Ms, run.Client.PacingWakeups = e.lag.P99, e.lagN
@@ -309,6 +320,12 @@ func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, w
 	// Validity is about the generator producing the load: requests sent and
 	// completed, successes and errors alike. Errors are the server's answer and
 	// fail the verdict (with their codes); they do not make the run invalid.
+	// Requests that were due while every client waited on a stalled server
+	// (unsent, behind a span of results.StallSeconds with no reply) are the
+	// server's shortfall, not the generator's: they are charged from
+	// their due times and the run stays valid, failing on the latency and the
+	// stall they show. A generator too busy to send is the client class's to
+	// call (its CPU, its pacing lag), which makes the verdict invalid.
 	r := e.rec
 	var unsent int64
 	for _, op := range ops {
@@ -319,11 +336,22 @@ func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, w
 		run.Valid, run.InvalidReason = false, "no request completed in the measured window"
 	case cfg.Rate > 0 && window > 0:
 		achieved := float64(r.pacedReq) / window.Seconds()
-		if !results.RateKept(achieved, cfg.Rate) {
+		// Requests held back mean every client still waited on a reply past the
+		// grace: then sent and held back alike count, over the schedule they were
+		// due in (late sends within the grace may outlast it).
+		kept := results.RateKept(achieved, cfg.Rate)
+		// Only behind a stall: clients that always had replies coming but were
+		// too few for the rate (2 clients at 100,000/s) are the generator's
+		// shortfall, and the run is invalid.
+		stalled := run.Stall != nil && run.Stall.Seconds >= results.StallSeconds
+		if sched := e.sched.end - cfg.Warmup; !kept && stalled && unsent > 0 && sched > 0 {
+			kept = results.RateKept(float64(r.pacedReq+unsent)/min(window, sched).Seconds(), cfg.Rate)
+		}
+		if !kept {
 			run.Valid = false
 			run.InvalidReason = fmt.Sprintf("sent %.0f req/s of %.0f target (%.0f%%)", achieved, cfg.Rate, 100*achieved/cfg.Rate)
 			if unsent > 0 {
-				run.InvalidReason += fmt.Sprintf("; %d requests due were never sent: all %d clients were waiting on replies", unsent, cfg.Workers)
+				run.InvalidReason += fmt.Sprintf("; %d requests due were never sent because all %d clients were waiting on replies, and they do not make up the shortfall", unsent, cfg.Workers)
 			}
 		}
 	}

@@ -10,8 +10,6 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
-
-	"github.com/etcdperf/etcdperf/internal/leanrpc"
 )
 
 // DefaultPrefix is where etcdperf writes unless told otherwise.
@@ -148,10 +146,6 @@ func Cleanup(kv clientv3.KV, prefix string, stopped bool) error {
 // client returns the connection worker id uses: workers spread over the connections.
 func client(clients []*clientv3.Client, id int) *clientv3.Client { return clients[id%len(clients)] }
 
-// kvStub is the gRPC KV stub on a client's connection, with clientv3's
-// interceptors (auth tokens, its retry of requests that never reached a server).
-func kvStub(c *clientv3.Client) pb.KVClient { return pb.NewKVClient(c.ActiveConnection()) }
-
 // loadConn is the connection worker id sends its requests over: one of direct
 // when there are any (see DialDirect), else its client's. The request loops call
 // gRPC on it with one request and one response struct per worker: clientv3's KV
@@ -166,11 +160,62 @@ func loadConn(clients []*clientv3.Client, direct []grpc.ClientConnInterface, id 
 	return client(clients, id).ActiveConnection()
 }
 
-// Full method names of the KV calls the request loops make.
+// Full method names of the calls the request loops make.
 const (
-	methodPut   = "/etcdserverpb.KV/Put"
-	methodRange = "/etcdserverpb.KV/Range"
+	methodPut         = "/etcdserverpb.KV/Put"
+	methodRange       = "/etcdserverpb.KV/Range"
+	methodTxn         = "/etcdserverpb.KV/Txn"
+	methodLeaseGrant  = "/etcdserverpb.Lease/LeaseGrant"
+	methodLeaseRevoke = "/etcdserverpb.Lease/LeaseRevoke"
+	// LeaseKeepAlive is a stream in etcd's API; one renewal on a stream of its
+	// own, as clientv3's KeepAliveOnce sends it, is a unary call on the wire:
+	// HEADERS, one request, one response, the status.
+	methodLeaseKeepAlive = "/etcdserverpb.Lease/LeaseKeepAlive"
 )
+
+// stub makes the unary calls of etcd's API that the request loops send on any
+// connection (etcd's generated stubs take a *grpc.ClientConn only, not the lean
+// transport's), with a new response per call as those stubs have it.
+type stub struct{ cc grpc.ClientConnInterface }
+
+// stubFor is the stub on the connection worker id sends over (see loadConn).
+func stubFor(clients []*clientv3.Client, direct []grpc.ClientConnInterface, id int) stub {
+	return stub{loadConn(clients, direct, id)}
+}
+
+func call[Resp any](ctx context.Context, cc grpc.ClientConnInterface, method string, req any) (*Resp, error) {
+	resp := new(Resp)
+	if err := cc.Invoke(ctx, method, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (s stub) Put(ctx context.Context, req *pb.PutRequest) (*pb.PutResponse, error) {
+	return call[pb.PutResponse](ctx, s.cc, methodPut, req)
+}
+
+func (s stub) Range(ctx context.Context, req *pb.RangeRequest) (*pb.RangeResponse, error) {
+	return call[pb.RangeResponse](ctx, s.cc, methodRange, req)
+}
+
+func (s stub) Txn(ctx context.Context, req *pb.TxnRequest) (*pb.TxnResponse, error) {
+	return call[pb.TxnResponse](ctx, s.cc, methodTxn, req)
+}
+
+func (s stub) LeaseGrant(ctx context.Context, req *pb.LeaseGrantRequest) (*pb.LeaseGrantResponse, error) {
+	return call[pb.LeaseGrantResponse](ctx, s.cc, methodLeaseGrant, req)
+}
+
+func (s stub) LeaseRevoke(ctx context.Context, req *pb.LeaseRevokeRequest) (*pb.LeaseRevokeResponse, error) {
+	return call[pb.LeaseRevokeResponse](ctx, s.cc, methodLeaseRevoke, req)
+}
+
+// LeaseKeepAliveOnce renews a lease with one request on a stream of its own
+// (see methodLeaseKeepAlive); a TTL of 0 or less means the lease is gone.
+func (s stub) LeaseKeepAliveOnce(ctx context.Context, req *pb.LeaseKeepAliveRequest) (*pb.LeaseKeepAliveResponse, error) {
+	return call[pb.LeaseKeepAliveResponse](ctx, s.cc, methodLeaseKeepAlive, req)
+}
 
 // Directed is a workload whose request loops can use direct load connections.
 type Directed interface {
@@ -178,8 +223,9 @@ type Directed interface {
 	SetDirect(conns []grpc.ClientConnInterface)
 }
 
-// UseDirect gives w the direct load connections when it takes them.
-func UseDirect(w Workload, conns []*leanrpc.Conn) {
+// UseDirect gives w the direct load connections (DialDirect's or DialTuned's)
+// when it takes them.
+func UseDirect[C grpc.ClientConnInterface](w Workload, conns []C) {
 	d, ok := w.(Directed)
 	if !ok || len(conns) == 0 {
 		return

@@ -11,6 +11,7 @@ import (
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -57,6 +58,7 @@ const leaseKeyExtra = 3*20 + 2
 type Lease struct {
 	cfg     LeaseConfig
 	clients []*clientv3.Client
+	direct  []grpc.ClientConnInterface
 	value   []byte
 	ops     []OpKind
 	// kinds maps leaseGrant .. leaseRevoke to indexes of ops.
@@ -112,16 +114,18 @@ func (l *Lease) Ops() []OpKind { return l.ops }
 
 // leaseWorker is one worker's place in its current lease's life.
 type leaseWorker struct {
-	l      *Lease
-	cli    pb.LeaseClient
-	kv     pb.KVClient
-	id     int
-	step   int // calls made on the current lease; 0: grant next
-	lease  int64
-	count  uint64 // leases granted
-	stream pb.Lease_LeaseKeepAliveClient
-	put    *pb.PutRequest
-	ka     *pb.LeaseKeepAliveRequest
+	l *Lease
+	// kv makes the unary calls (grant, puts, revoke); keep-alives go on a
+	// stream of clientv3's connection (streams), which the lean transport has not.
+	kv      stub
+	streams pb.LeaseClient
+	id      int
+	step    int // calls made on the current lease; 0: grant next
+	lease   int64
+	count   uint64 // leases granted
+	stream  pb.Lease_LeaseKeepAliveClient
+	put     *pb.PutRequest
+	ka      *pb.LeaseKeepAliveRequest
 	// live are the leases granted and not revoked, with when they expire.
 	live []liveLease
 }
@@ -131,11 +135,14 @@ type liveLease struct {
 	expires time.Time
 }
 
+// SetDirect sends the grants, puts and revokes over conns (see DialDirect);
+// the keep-alive streams stay on the clients' connections.
+func (l *Lease) SetDirect(conns []grpc.ClientConnInterface) { l.direct = conns }
+
 // Worker returns the next call of the worker's current lease per request.
 func (l *Lease) Worker(id int) Op {
-	c := client(l.clients, id)
 	w := &leaseWorker{
-		l: l, cli: pb.NewLeaseClient(c.ActiveConnection()), kv: kvStub(c), id: id,
+		l: l, kv: stubFor(l.clients, l.direct, id), streams: pb.NewLeaseClient(client(l.clients, id).ActiveConnection()), id: id,
 		put: &pb.PutRequest{Value: l.value}, ka: &pb.LeaseKeepAliveRequest{},
 	}
 	l.mu.Lock()
@@ -186,7 +193,7 @@ func (w *leaseWorker) next(ctx context.Context, _ uint64) Outcome {
 		w.advance()
 		return Outcome{Kind: w.l.kinds[leaseKeepAlive], Err: err}
 	}
-	_, err := w.cli.LeaseRevoke(ctx, &pb.LeaseRevokeRequest{ID: w.lease})
+	_, err := w.kv.LeaseRevoke(ctx, &pb.LeaseRevokeRequest{ID: w.lease})
 	if err == nil {
 		w.live = w.live[:len(w.live)-1]
 	}
@@ -204,7 +211,7 @@ func (w *leaseWorker) advance() {
 
 func (w *leaseWorker) grant(ctx context.Context) Outcome {
 	ttl := w.l.cfg.TTL
-	resp, err := w.cli.LeaseGrant(ctx, &pb.LeaseGrantRequest{TTL: int64(ttl / time.Second)})
+	resp, err := w.kv.LeaseGrant(ctx, &pb.LeaseGrantRequest{TTL: int64(ttl / time.Second)})
 	out := Outcome{Kind: w.l.kinds[leaseGrant], Err: err}
 	if err == nil && resp.Error != "" {
 		out.Err = errors.New("lease grant: " + resp.Error)
@@ -222,7 +229,7 @@ func (w *leaseWorker) grant(ctx context.Context) Outcome {
 // when there is none (or the last one failed).
 func (w *leaseWorker) keepAlive(ctx context.Context) error {
 	if w.stream == nil {
-		s, err := w.cli.LeaseKeepAlive(ctx)
+		s, err := w.streams.LeaseKeepAlive(ctx)
 		if err != nil {
 			return err
 		}
@@ -276,7 +283,7 @@ func (l *Lease) Finish(context.Context) {
 					continue
 				}
 				// Best effort: a lease that is gone already answers "not found".
-				_, _ = w.cli.LeaseRevoke(ctx, &pb.LeaseRevokeRequest{ID: ll.id})
+				_, _ = w.kv.LeaseRevoke(ctx, &pb.LeaseRevokeRequest{ID: ll.id})
 			}
 			w.live = nil
 		})

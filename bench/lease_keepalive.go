@@ -7,7 +7,10 @@ import (
 	"math/rand/v2"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -20,6 +23,7 @@ const leaseRevokeTimeout = 30 * time.Second
 // A profile's keep-alive op (Lease is the lease life: grant, puts, revoke).
 type LeaseKeepAlive struct {
 	clients []*clientv3.Client
+	direct  []grpc.ClientConnInterface
 	n       int
 	ttl     time.Duration
 	ids     []clientv3.LeaseID
@@ -54,12 +58,22 @@ func (l *LeaseKeepAlive) Prepare(ctx context.Context, _ Emit) error {
 	return nil
 }
 
-// Worker renews a random lease per request.
+// SetDirect sends the renewals over conns (see DialDirect); the grants and
+// revokes around the run keep the clients.
+func (l *LeaseKeepAlive) SetDirect(conns []grpc.ClientConnInterface) { l.direct = conns }
+
+// Worker renews a random lease per request, one request on a stream of its
+// own as clientv3's KeepAliveOnce sends it (see methodLeaseKeepAlive).
 func (l *LeaseKeepAlive) Worker(id int) Op {
-	cli := l.clients[id%len(l.clients)]
+	kv := stubFor(l.clients, l.direct, id)
+	req := &pb.LeaseKeepAliveRequest{}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(id)))
 	return func(ctx context.Context, _ uint64) Outcome {
-		_, err := cli.KeepAliveOnce(ctx, l.ids[rng.IntN(len(l.ids))])
+		req.ID = int64(l.ids[rng.IntN(len(l.ids))])
+		resp, err := kv.LeaseKeepAliveOnce(ctx, req)
+		if err == nil && resp.TTL <= 0 {
+			err = rpctypes.ErrLeaseNotFound // as KeepAliveOnce says it
+		}
 		return Outcome{Err: err}
 	}
 }

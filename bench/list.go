@@ -8,6 +8,7 @@ import (
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 )
 
 // DefaultPageSize is client-go's pager page size (pager.defaultPageSize, 500):
@@ -56,6 +57,7 @@ func (cfg ListConfig) Check() error {
 type List struct {
 	cfg     ListConfig
 	clients []*clientv3.Client
+	direct  []grpc.ClientConnInterface
 	keys    keySpace
 	value   string
 	end     []byte
@@ -106,9 +108,12 @@ func (l *List) Prepare(ctx context.Context, emit Emit) error {
 	return nil
 }
 
+// SetDirect sends the pages over conns (see DialDirect); the fill keeps the clients.
+func (l *List) SetDirect(conns []grpc.ClientConnInterface) { l.direct = conns }
+
 // Worker returns a loop of whole LISTs.
 func (l *List) Worker(id int) Op {
-	kv := kvStub(client(l.clients, id))
+	kv := stubFor(l.clients, l.direct, id)
 	req := &pb.RangeRequest{RangeEnd: l.end, Limit: l.cfg.PageSize, Serializable: l.cfg.Consistency == "s"}
 	next := make([]byte, 0, len(l.cfg.Prefix)+64)
 	return func(ctx context.Context, _ uint64) Outcome {

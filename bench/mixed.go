@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -35,6 +37,7 @@ type MixedConfig struct {
 // is reported on its own.
 type Mixed struct {
 	clients   []*clientv3.Client
+	direct    []grpc.ClientConnInterface
 	keys      keySpace
 	value     string
 	readRatio float64
@@ -101,11 +104,17 @@ func (m *Mixed) Prepare(ctx context.Context, emit Emit) error {
 	return nil
 }
 
+// SetDirect sends the ranges and puts over conns (see DialDirect); the fill
+// and the watchers keep the clients.
+func (m *Mixed) SetDirect(conns []grpc.ClientConnInterface) { m.direct = conns }
+
 // Worker returns a loop that ranges with probability ReadRatio and puts otherwise.
 func (m *Mixed) Worker(id int) Op {
-	kv, rng, buf := client(m.clients, id), workerRand(id), m.keys.buf()
-	get := m.ranges.worker(kv.ActiveConnection(), id)
-	val := []byte(m.value)
+	cc, rng := loadConn(m.clients, m.direct, id), workerRand(id)
+	get := m.ranges.worker(cc, id)
+	req := &pb.PutRequest{Key: m.keys.buf(), Value: []byte(m.value)}
+	resp := &pb.PutResponse{Header: &pb.ResponseHeader{}}
+	sent := int64(len(req.Key) + len(req.Value))
 	var acked []int64
 	if m.set != nil {
 		acked = m.set.counter()
@@ -115,17 +124,20 @@ func (m *Mixed) Worker(id int) Op {
 			return get(ctx)
 		}
 		i := rng.Uint64N(m.keys.n)
-		key := m.keys.key(buf, i)
-		v := m.value
+		m.keys.fill(req.Key, i) // gRPC has marshalled the previous request by now
 		if acked != nil {
-			v = stamp(val)
+			stampInto(req.Value)
 		}
-		resp, err := kv.Put(ctx, key, v)
+		// The codec merges into the response (see Put.Worker): reset it, keeping its header.
+		h := resp.Header
+		*h = pb.ResponseHeader{}
+		*resp = pb.PutResponse{Header: h}
+		err := cc.Invoke(ctx, methodPut, req, resp)
 		if acked != nil && err == nil && i < m.set.keys.n {
 			acked[m.set.slot(i)]++
 			m.set.revs.ack(resp.Header.Revision, m.set.slot(i))
 		}
-		return Outcome{Kind: 1, Sent: int64(len(key) + len(v)), Err: err}
+		return Outcome{Kind: 1, Sent: sent, Err: err}
 	}
 }
 

@@ -26,6 +26,7 @@ type sample struct {
 	late      bool  // started later than the pacing tolerance
 	paced     bool  // issued by a worker (not an event emitted by a watcher)
 	unsent    bool  // due but never sent (see Op.Unsent): resp only
+	cut       bool  // cut short by the end of the run: no result, but it was waiting (see noteWait)
 }
 
 // numCodes bounds the gRPC status codes counted per op (codes.Unauthenticated is the last).
@@ -81,6 +82,11 @@ type recorder struct {
 	padTo int64
 	// lastAny is the latest completion of any sample, events included.
 	lastAny int64
+	// lastReply is the latest answer of the server to a paced request, and
+	// stallFrom and stallNs the longest span in which a request waited with no
+	// answer (see noteWait); unanswered, when set, is where the wait of requests
+	// that ended without an answer since lastReply began.
+	lastReply, stallFrom, stallNs, unanswered int64
 }
 
 // newRecorder records from the measured window's start, from (ns after t0), on.
@@ -131,6 +137,12 @@ func (r *recorder) run() {
 }
 
 func (r *recorder) add(s sample) {
+	if s.paced && !s.unsent {
+		r.noteWait(s)
+		if s.cut {
+			return
+		}
+	}
 	sec := (r.t0Unix + s.done) / int64(time.Second)
 	// Seconds without any completion (a stalled server) still get an interval,
 	// with zero requests, so time series show the gap.
@@ -186,6 +198,53 @@ func (r *recorder) add(s sample) {
 		r.count.Add(1)
 	}
 }
+
+// noteWait measures the longest span in which a request was outstanding and no
+// answer came: from the later of the request's send and the last answer before
+// its completion, to its completion. Samples reach the recorder in completion
+// order but for the few µs between a worker's completion and its send on the
+// channel, which can only shorten a span. A failure that is the client's own
+// verdict on the wait (a deadline, a cancel, a connection given up on:
+// Unavailable) is no answer: it ends its request's wait but not the stall, which
+// then runs from where that request's wait began.
+func (r *recorder) noteWait(s sample) {
+	from := max(s.start, r.lastReply, r.from)
+	if r.unanswered > 0 {
+		from = min(from, r.unanswered)
+	}
+	if gap := s.done - from; gap > r.stallNs {
+		r.stallFrom, r.stallNs = from, gap
+	}
+	switch {
+	case !s.cut && answered(codes.Code(s.code)):
+		if s.done > r.lastReply {
+			r.lastReply, r.unanswered = s.done, 0
+		}
+	case r.unanswered == 0:
+		r.unanswered = from
+	}
+}
+
+// answered tells a reply of the server from the client giving up on one.
+func answered(c codes.Code) bool {
+	switch c {
+	case codes.DeadlineExceeded, codes.Canceled, codes.Unavailable:
+		return false
+	}
+	return true
+}
+
+// stall is the longest span without an answer, nil when no request was timed.
+func (r *recorder) stall() *results.Stall {
+	if r.stallNs <= 0 {
+		return nil
+	}
+	at := time.Unix(0, r.t0Unix+r.stallFrom).UTC()
+	return &results.Stall{At: at, OffsetS: roundMs(time.Duration(r.stallFrom - r.from)), Seconds: roundMs(time.Duration(r.stallNs))}
+}
+
+// roundMs is d in seconds to the millisecond.
+func roundMs(d time.Duration) float64 { return math.Round(d.Seconds()*1e3) / 1e3 }
 
 // usec converts ns to µs, clamped to the histogram's range so no sample is lost.
 func usec(ns int64) int64 {

@@ -159,3 +159,66 @@ func TestRecorderExactAndOverRange(t *testing.T) {
 		t.Errorf("service histogram holds %d, want 4 (an unsent request has no service time)", h.TotalCount())
 	}
 }
+
+// TestRecorderStall: the longest span in which a request waited and no answer
+// came, from the measured window's start on; a failure that is the client giving
+// up (Unavailable, DeadlineExceeded) is no answer, and a request cut short by the
+// stop still waited.
+func TestRecorderStall(t *testing.T) {
+	ms := func(d int64) int64 { return d * int64(time.Millisecond) }
+	ok, unavail := uint8(codes.OK), uint8(codes.Unavailable)
+	cases := []struct {
+		name     string
+		samples  []sample
+		offset   float64 // s from the window's start (1 s into the run)
+		wantSecs float64
+	}{
+		{"steady replies", []sample{
+			{start: ms(1000), done: ms(1010)}, {start: ms(1005), done: ms(1020)}, {start: ms(1015), done: ms(1030)},
+		}, 0, 0.01},
+		{"a 2 s stall: the first reply after it ends it", []sample{
+			{start: ms(1000), done: ms(1010)},
+			{start: ms(1100), done: ms(3100)}, {start: ms(1200), done: ms(3101)}, {start: ms(3102), done: ms(3103)},
+		}, 0.1, 2},
+		{"the wait counts from the last reply, not from each send", []sample{
+			{start: ms(1000), done: ms(1500)}, {start: ms(1100), done: ms(2300)},
+		}, 0.5, 0.8},
+		{"Unavailable after the wait is no answer", []sample{
+			{start: ms(1000), done: ms(1010)},
+			{start: ms(1020), done: ms(4000), code: unavail}, {start: ms(1030), done: ms(5010)},
+		}, 0.02, 3.99},
+		{"cut by the stop", []sample{
+			{start: ms(1000), done: ms(1010)}, {start: ms(1500), done: ms(4500), cut: true},
+		}, 0.5, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t0 := time.Unix(1_700_000_000, 0)
+			r := newRecorder(1, t0, time.Second, 16)
+			go func() {
+				for _, s := range tc.samples {
+					s.paced, s.resp, s.svc = true, s.done-s.start, s.done-s.start
+					if s.code == 0 {
+						s.code = ok
+					}
+					r.in <- s
+				}
+				close(r.in)
+			}()
+			r.run()
+			st := r.stall()
+			if st == nil {
+				t.Fatal("no stall measured")
+			}
+			if st.Seconds != tc.wantSecs || st.OffsetS != tc.offset {
+				t.Errorf("stall %gs at +%gs, want %gs at +%gs", st.Seconds, st.OffsetS, tc.wantSecs, tc.offset)
+			}
+			if want := t0.Add(time.Second + time.Duration(tc.offset*float64(time.Second))).UTC(); !st.At.Equal(want) {
+				t.Errorf("at %v, want %v", st.At, want)
+			}
+		})
+	}
+	if st := newRecorder(1, time.Now(), 0, 1).stall(); st != nil {
+		t.Errorf("no request: stall %+v, want nil", st)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -60,6 +61,7 @@ type TxnConfig struct {
 // object their worker created.
 type Txn struct {
 	clients []*clientv3.Client
+	direct  []grpc.ClientConnInterface
 	keys    keySpace
 	prefix  string
 	value   string
@@ -218,7 +220,7 @@ func (t *Txn) seen(i uint64, rev int64) {
 // refilled per call, and the objects it created and has not deleted yet.
 type txnWorker struct {
 	t       *Txn
-	kv      pb.KVClient
+	kv      stub
 	id      int
 	update  *pb.TxnRequest
 	creates *pb.TxnRequest
@@ -257,6 +259,9 @@ func casTxn(n, keyLen int, target pb.Compare_CompareTarget, then func(key []byte
 	return req
 }
 
+// SetDirect sends the txns over conns (see DialDirect); the fill keeps the clients.
+func (t *Txn) SetDirect(conns []grpc.ClientConnInterface) { t.direct = conns }
+
 // Worker returns a loop that creates, deletes or updates by ratio.
 func (t *Txn) Worker(id int) Op {
 	val := []byte(t.value)
@@ -267,7 +272,7 @@ func (t *Txn) Worker(id int) Op {
 		return &pb.RequestOp{Request: &pb.RequestOp_RequestDeleteRange{RequestDeleteRange: &pb.DeleteRangeRequest{Key: key}}}
 	}
 	w := &txnWorker{
-		t: t, kv: kvStub(client(t.clients, id)), id: id, val: val,
+		t: t, kv: stubFor(t.clients, t.direct, id), id: id, val: val,
 		update: casTxn(t.nops, t.keys.len(), pb.Compare_MOD, put, true),
 		idx:    make([]uint64, t.nops),
 	}

@@ -11,7 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/etcdperf/etcdperf/results"
@@ -38,6 +40,7 @@ type WatchConfig struct {
 type Watch struct {
 	set     *watchSet
 	clients []*clientv3.Client
+	direct  []grpc.ClientConnInterface
 	value   string
 }
 
@@ -69,19 +72,30 @@ func (w *Watch) Ops() []OpKind { return []OpKind{{Name: "watch"}, {Name: "put", 
 // Prepare opens the watchers and measures their creation.
 func (w *Watch) Prepare(ctx context.Context, emit Emit) error { return w.set.open(ctx, emit) }
 
+// SetDirect sends the puts over conns (see DialDirect); the watch streams stay
+// on the clients' connections.
+func (w *Watch) SetDirect(conns []grpc.ClientConnInterface) { w.direct = conns }
+
 // Worker returns a put loop that cycles through the watched keys.
 func (w *Watch) Worker(id int) Op {
-	kv, buf, val, acked := client(w.clients, id), w.set.keys.buf(), []byte(w.value), w.set.counter()
+	cc, acked := loadConn(w.clients, w.direct, id), w.set.counter()
+	req := &pb.PutRequest{Key: w.set.keys.buf(), Value: []byte(w.value)}
+	resp := &pb.PutResponse{Header: &pb.ResponseHeader{}}
+	sent := int64(len(req.Key) + len(req.Value))
 	return func(ctx context.Context, seq uint64) Outcome {
 		i := seq % w.set.keys.n
-		key := w.set.keys.key(buf, i)
-		v := stamp(val)
-		resp, err := kv.Put(ctx, key, v)
+		w.set.keys.fill(req.Key, i) // gRPC has marshalled the previous request by now
+		stampInto(req.Value)
+		// The codec merges into the response (see Put.Worker): reset it, keeping its header.
+		h := resp.Header
+		*h = pb.ResponseHeader{}
+		*resp = pb.PutResponse{Header: h}
+		err := cc.Invoke(ctx, methodPut, req, resp)
 		if err == nil {
 			acked[w.set.slot(i)]++
 			w.set.revs.ack(resp.Header.Revision, w.set.slot(i))
 		}
-		return Outcome{Kind: 1, Sent: int64(len(key) + len(v)), Err: err}
+		return Outcome{Kind: 1, Sent: sent, Err: err}
 	}
 }
 
@@ -91,11 +105,8 @@ func (w *Watch) Finish(ctx context.Context) { w.set.close(ctx) }
 // Annotate adds the watch counts to the watch op.
 func (w *Watch) Annotate(ops []results.Op) { w.set.annotate(&ops[0]) }
 
-// stamp writes the current time into the head of buf and returns the value to send.
-func stamp(buf []byte) string {
-	binary.BigEndian.PutUint64(buf, uint64(time.Now().UnixNano()))
-	return string(buf)
-}
+// stampInto writes the current time into the head of buf, a request's value.
+func stampInto(buf []byte) { binary.BigEndian.PutUint64(buf, uint64(time.Now().UnixNano())) }
 
 // watchSet is W watchers over S streams on the keys of a key space, or each on
 // its whole prefix. Puts to a watched key count themselves in a per-worker
@@ -115,6 +126,7 @@ type watchSet struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	settled bool
+	ended   []bool // per watcher: its watch had ended when the wait for events in flight did
 	create  *results.Summary
 }
 
@@ -124,7 +136,8 @@ type watcher struct {
 	cancel     context.CancelFunc // stops this watcher alone (tests lose one with it)
 	received   atomic.Int64
 	outOfOrder int64
-	lastRev    int64
+	lastRev    atomic.Int64 // the highest revision received; written by the watcher's goroutine alone
+	done       atomic.Bool  // the watch ended (its channel closed): no event comes after lastRev
 }
 
 // watchCreateTimeout bounds the creation of all watchers.
@@ -133,8 +146,14 @@ const watchCreateTimeout = 30 * time.Second
 // settleQuiet ends the wait for events in flight when none arrived for that long.
 const settleQuiet = time.Second
 
-// settleMax bounds the whole wait for events in flight.
-const settleMax = 10 * time.Second
+// settleMax bounds the whole wait for events in flight. etcd does not drop the
+// events of a slow watcher: it moves it to its victims and unsynced watchers,
+// which catch up from the store later, so a fan-out larger than the watchers
+// read leaves a backlog that arrives after the last put (2,000 prefix watchers
+// of 500 puts/s were still receiving 21 s after the load began, 10 s after it
+// ended). The latency histograms end at 60 s: an event later than that could
+// not be timed anyway.
+const settleMax = time.Duration(results.HistMaxUs) * time.Microsecond
 
 func newWatchSet(clients []*clientv3.Client, ks keySpace, watchers, streams, kind int, prefix bool) (*watchSet, error) {
 	if watchers <= 0 || streams <= 0 {
@@ -242,6 +261,7 @@ func (s *watchSet) open(ctx context.Context, emit Emit) error {
 // receive counts and times events until the watch ends, and marks each new
 // revision received in revs.
 func (w *watcher) receive(wch clientv3.WatchChan, kind int, emit Emit, revs *revTable) {
+	defer w.done.Store(true)
 	for resp := range wch {
 		arrived := time.Now()
 		if err := resp.Err(); err != nil {
@@ -251,11 +271,11 @@ func (w *watcher) receive(wch clientv3.WatchChan, kind int, emit Emit, revs *rev
 		for _, ev := range resp.Events {
 			// Revisions of one key (and of a prefix) only grow; one that does not is
 			// delivered out of order.
-			if ev.Kv.ModRevision <= w.lastRev {
+			if ev.Kv.ModRevision <= w.lastRev.Load() {
 				w.outOfOrder++
 			} else {
-				w.lastRev = ev.Kv.ModRevision
-				revs.receive(w.lastRev)
+				w.lastRev.Store(ev.Kv.ModRevision)
+				revs.receive(ev.Kv.ModRevision)
 			}
 			w.received.Add(1)
 			if len(ev.Kv.Value) >= stampBytes {
@@ -279,8 +299,9 @@ func (s *watchSet) expected() []int64 {
 }
 
 // close waits until every watcher has seen the events of the acknowledged puts
-// (or none arrived for settleQuiet), then stops the watchers. When ctx is done the
-// run was interrupted: no wait, and missed events are not judged.
+// (or none arrived for settleQuiet, or settleMax passed), then stops the
+// watchers. When ctx is done the run was interrupted: no wait, and missed
+// events are not judged.
 func (s *watchSet) close(ctx context.Context) {
 	defer func() {
 		if s.cancel != nil {
@@ -300,7 +321,8 @@ func (s *watchSet) close(ctx context.Context) {
 		for _, w := range s.watchers {
 			n := w.received.Load()
 			got += n
-			behind = behind || n < exp[w.key]
+			// A watch that ended receives nothing more: waiting cannot help it.
+			behind = behind || (n < exp[w.key] && !w.done.Load())
 		}
 		if !behind {
 			break
@@ -312,6 +334,11 @@ func (s *watchSet) close(ctx context.Context) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Before the watchers are stopped: which watches ended by themselves.
+	s.ended = make([]bool, len(s.watchers))
+	for i, w := range s.watchers {
+		s.ended[i] = w.done.Load()
+	}
 	s.settled = ctx.Err() == nil
 }
 
@@ -319,13 +346,23 @@ func (s *watchSet) close(ctx context.Context) {
 func (s *watchSet) annotate(op *results.Op) {
 	op.Watchers = len(s.watchers)
 	op.CreateMs = s.create
-	watchersOf := make([]int64, s.slots())
 	for _, w := range s.watchers {
 		op.Events += w.received.Load()
 		op.OutOfOrder += w.outOfOrder
-		watchersOf[w.key]++
 	}
 	if s.settled {
-		op.MissedEvents = s.revs.missed(watchersOf)
+		op.MissedEvents, op.UndeliveredEvents = s.revs.missed(s.reach())
 	}
+}
+
+// reach is, per slot, what each of its watchers had received when the wait for
+// events in flight ended: etcd delivers a watcher's events in revision order,
+// so one it lacks below its last revision is missed, and those above it are
+// still on their way unless its watch ended.
+func (s *watchSet) reach() [][]watcherReach {
+	r := make([][]watcherReach, s.slots())
+	for i, w := range s.watchers {
+		r[w.key] = append(r[w.key], watcherReach{last: w.lastRev.Load(), ended: i < len(s.ended) && s.ended[i]})
+	}
+	return r
 }

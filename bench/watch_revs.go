@@ -1,6 +1,10 @@
 package bench
 
-import "sync/atomic"
+import (
+	"cmp"
+	"slices"
+	"sync/atomic"
+)
 
 // revTable tells, for every revision of the run, which watched key an
 // acknowledged put wrote at it and how many watchers received its event, so
@@ -61,22 +65,51 @@ func (t *revTable) receive(rev int64) {
 	}
 }
 
+// watcherReach is what one watcher had received when the run ended.
+type watcherReach struct {
+	last  int64 // its highest revision received
+	ended bool  // its watch had ended: nothing after last will come
+}
+
 // missed is, over every acknowledged revision, how many of the watchers of its
-// key did not receive it; watchersOf[k] is the number of watchers on key k.
-func (t *revTable) missed(watchersOf []int64) int64 {
-	var n int64
+// key did not receive it, split by where it falls for each watcher (reach[k]
+// are the watchers of key k): at or below the watcher's last revision, or past
+// it on a watch that ended, the event is missed; past it on a live watch, it
+// was still undelivered when the wait for it ended. Watchers that receive an
+// event have reached its revision, so the missed at rev are the watchers that
+// reached it less those that received it.
+func (t *revTable) missed(reach [][]watcherReach) (missed, undelivered int64) {
+	// Per key, the watchers by last revision and how many of the first i ended,
+	// so each revision costs a binary search, not a pass over its watchers.
+	endedBelow := make([][]int64, len(reach))
+	for k, ws := range reach {
+		slices.SortFunc(ws, func(a, b watcherReach) int { return cmp.Compare(a.last, b.last) })
+		endedBelow[k] = make([]int64, len(ws)+1)
+		for i, w := range ws {
+			endedBelow[k][i+1] = endedBelow[k][i]
+			if w.ended {
+				endedBelow[k][i+1]++
+			}
+		}
+	}
 	for ci := range t.chunks {
 		p := t.chunks[ci].Load()
 		if p == nil {
 			continue
 		}
 		for i := range p {
-			k := p[i].key.Load()
-			if k == 0 || int(k) > len(watchersOf) {
+			k := int(p[i].key.Load())
+			if k == 0 || k > len(reach) {
 				continue
 			}
-			n += max(watchersOf[k-1]-int64(p[i].got.Load()), 0)
+			ws := reach[k-1]
+			rev := t.base + int64(ci)<<revChunkBits + int64(i)
+			// ws[:below] had not reached rev.
+			below, _ := slices.BinarySearchFunc(ws, rev, func(w watcherReach, r int64) int { return cmp.Compare(w.last, r) })
+			ended := endedBelow[k-1][below]
+			missed += ended + max(int64(len(ws)-below)-int64(p[i].got.Load()), 0)
+			undelivered += int64(below) - ended
 		}
 	}
-	return n
+	return missed, undelivered
 }

@@ -155,3 +155,48 @@ func TestWatchMissesByRevision(t *testing.T) {
 		t.Errorf("missed %d, out of order %d, events %d; want 1, 1, 7", op.MissedEvents, op.OutOfOrder, op.Events)
 	}
 }
+
+// TestWatchTailIsNotMissed: etcd delivers a watcher's events in revision
+// order, so when the wait for events in flight ends, a live watcher that has
+// not reached the last revisions yet is late, not missing them; only a gap
+// below its last revision, or the tail of a watch that ended, is missed. Of
+// revisions 10..15: A got all; B got 10..12 and was still catching up (3
+// undelivered); C lacks 11 below its last, 15 (1 missed); D's watch ended
+// after 11 (4 missed).
+func TestWatchTailIsNotMissed(t *testing.T) {
+	ks, err := newKeySpace(DefaultPrefix, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newWatchSet(nil, ks, 4, 1, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.revs.base = 10
+	acked := s.counter()
+	for rev := int64(10); rev <= 15; rev++ {
+		acked[0]++
+		s.revs.ack(rev, 0)
+	}
+	events := func(revs ...int64) clientv3.WatchChan {
+		ch := make(chan clientv3.WatchResponse, len(revs))
+		for _, r := range revs {
+			ch <- clientv3.WatchResponse{Events: []*clientv3.Event{{Kv: &mvccpb.KeyValue{ModRevision: r}}}}
+		}
+		close(ch)
+		return ch
+	}
+	nop := func(int, time.Time, time.Time, error) {}
+	s.watchers[0].receive(events(10, 11, 12, 13, 14, 15), 0, nop, &s.revs)
+	s.watchers[1].receive(events(10, 11, 12), 0, nop, &s.revs)
+	s.watchers[2].receive(events(10, 12, 13, 14, 15), 0, nop, &s.revs)
+	s.watchers[3].receive(events(10, 11), 0, nop, &s.revs)
+	// When the wait ended, only D's watch had ended.
+	s.ended = []bool{false, false, false, true}
+	s.settled, s.create = true, &results.Summary{}
+	var op results.Op
+	s.annotate(&op)
+	if op.MissedEvents != 5 || op.UndeliveredEvents != 3 || op.Events != 16 {
+		t.Errorf("missed %d, undelivered %d, events %d; want 5, 3, 16", op.MissedEvents, op.UndeliveredEvents, op.Events)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/internal/faults"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -71,12 +72,12 @@ func TestE2EThrottledDisk(t *testing.T) {
 	t.Logf("plain %s:     fdatasync p50 %.3f ms, p99 %.3f ms, %.0f IOPS, %s", loop, plain.Fdatasync.P50, plain.Fdatasync.P99, plain.IOPS, plain.Grade)
 	t.Logf("throttled %s: fdatasync p50 %.3f ms, p99 %.3f ms, %.0f IOPS, %s", loop, throttled.Fdatasync.P50, throttled.Fdatasync.P99, throttled.IOPS, throttled.Grade)
 
-	if plain.Grade != Pass {
+	if plain.Severity() != finding.OK {
 		t.Errorf("plain loop device: grade %s (%s), want pass", plain.Grade, plain.GradeReason)
 	}
-	if throttled.Grade != Fail || throttled.Fdatasync.P99 < 2*RuleWAL.LimitMs {
+	if throttled.Severity() != finding.Fail || throttled.Fdatasync.P99 < 2*LimitWAL.LimitMs {
 		t.Errorf("throttled loop device: grade %s, p99 %.3f ms; want fail with p99 ≥ %g ms (%s)",
-			throttled.Grade, throttled.Fdatasync.P99, 2*RuleWAL.LimitMs, throttled.GradeReason)
+			throttled.Grade, throttled.Fdatasync.P99, 2*LimitWAL.LimitMs, throttled.GradeReason)
 	}
 	if throttled.Device == nil || throttled.Device.Device != filepath.Base(loop) || throttled.Device.BackingFile != img {
 		t.Errorf("device facts = %+v, want %s backed by %s", throttled.Device, filepath.Base(loop), img)

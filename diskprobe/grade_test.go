@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -12,29 +13,29 @@ func TestGrade(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		res       results.DiskResult
-		grade     string
+		grade     finding.Severity
 		reasonHas string
 	}{
 		{"fast disk passes", results.DiskResult{Pattern: PatternFio, BlockSize: 2300, Fdatasyncs: 10029,
-			Fdatasync: results.Summary{P99: 0.5}}, Pass, "etcd FAQ"},
+			Fdatasync: results.Summary{P99: 0.5}}, finding.OK, "etcd FAQ"},
 		{"at the limit fails", results.DiskResult{Pattern: PatternFio, BlockSize: 2300, Fdatasyncs: 10029,
-			Fdatasync: results.Summary{P99: 10}}, Fail, "≥ 10 ms"},
+			Fdatasync: results.Summary{P99: 10}}, finding.Fail, "≥ 10 ms"},
 		{"throttled disk fails", results.DiskResult{Pattern: PatternWAL, BlockSize: 2300, Fdatasyncs: 300,
-			Fdatasync: results.Summary{P99: 98}}, Fail, "fdatasync p99 98 ms"},
+			Fdatasync: results.Summary{P99: 98}}, finding.Fail, "fdatasync p99 98 ms"},
 		{"OpenShift variant passes at 15 ms", results.DiskResult{Pattern: PatternFio, BlockSize: 8000, Fdatasyncs: 2883,
-			Fdatasync: results.Summary{P99: 15}}, Pass, "OpenShift"},
+			Fdatasync: results.Summary{P99: 15}}, finding.OK, "OpenShift"},
 		{"OpenShift variant fails at 20 ms", results.DiskResult{Pattern: PatternFio, BlockSize: 8000, Fdatasyncs: 2883,
-			Fdatasync: results.Summary{P99: 20}}, Fail, "≥ 20 ms"},
+			Fdatasync: results.Summary{P99: 20}}, finding.Fail, "≥ 20 ms"},
 		{"2300 at 15 ms fails", results.DiskResult{Pattern: PatternFio, BlockSize: 2300, Fdatasyncs: 10029,
-			Fdatasync: results.Summary{P99: 15}}, Fail, "etcd rule"},
+			Fdatasync: results.Summary{P99: 15}}, finding.Fail, "etcd rule"},
 		{"few samples only warn", results.DiskResult{Pattern: PatternFio, BlockSize: 2300, Fdatasyncs: 40,
-			Fdatasync: results.Summary{P99: 0.5}}, Warn, "only 40 samples"},
+			Fdatasync: results.Summary{P99: 0.5}}, finding.Warn, "only 40 samples"},
 		{"few samples still fail", results.DiskResult{Pattern: PatternFio, BlockSize: 2300, Fdatasyncs: 5,
-			Fdatasync: results.Summary{P99: 50}}, Fail, ""},
+			Fdatasync: results.Summary{P99: 50}}, finding.Fail, ""},
 		{"backend graded on commits", results.DiskResult{Pattern: PatternBackend, BlockSize: 4096, Fdatasyncs: 300, Commits: 150,
-			Fdatasync: results.Summary{P99: 12}, Commit: commit(20)}, Pass, "commit p99"},
+			Fdatasync: results.Summary{P99: 12}, Commit: commit(20)}, finding.OK, "commit p99"},
 		{"slow backend commits fail", results.DiskResult{Pattern: PatternBackend, BlockSize: 4096, Fdatasyncs: 300, Commits: 150,
-			Fdatasync: results.Summary{P99: 1}, Commit: commit(25)}, Fail, "25 ms"},
+			Fdatasync: results.Summary{P99: 1}, Commit: commit(25)}, finding.Fail, "25 ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, reason := Grade(tc.res)
@@ -46,14 +47,14 @@ func TestGrade(t *testing.T) {
 }
 
 func TestWorst(t *testing.T) {
-	for _, tc := range []struct{ wal, backend, want string }{
-		{Pass, Pass, Pass},
-		{Pass, Warn, Pass}, // a short backend side does not demote the WAL's grade
-		{Warn, Pass, Warn},
-		{Pass, Fail, Fail},
-		{Fail, Pass, Fail},
+	for _, tc := range []struct{ wal, backend, want finding.Severity }{
+		{finding.OK, finding.OK, finding.OK},
+		{finding.OK, finding.Warn, finding.OK}, // a short backend side does not demote the WAL's grade
+		{finding.Warn, finding.OK, finding.Warn},
+		{finding.OK, finding.Fail, finding.Fail},
+		{finding.Fail, finding.OK, finding.Fail},
 	} {
-		got, reason := worst(results.DiskResult{Grade: tc.wal, GradeReason: "w"}, results.DiskResult{Grade: tc.backend, GradeReason: "b"})
+		got, reason := worst(results.DiskResult{Grade: results.DiskGrade(tc.wal), GradeReason: "w"}, results.DiskResult{Grade: results.DiskGrade(tc.backend), GradeReason: "b"})
 		if got != tc.want || reason != "WAL: w; backend: b" {
 			t.Errorf("worst(%s, %s) = %s (%s), want %s", tc.wal, tc.backend, got, reason, tc.want)
 		}

@@ -62,6 +62,9 @@ type Config struct {
 	Duration time.Duration
 	// AllowTmpfs lets the probe run on tmpfs or ramfs, where fdatasync is a no-op.
 	AllowTmpfs bool
+	// Interval paces the wal pattern: one batch and its fdatasync every Interval, a
+	// light probe that can run beside a member's own load; 0 writes back to back.
+	Interval time.Duration
 
 	// SegmentBytes is the WAL segment size; tests cut segments sooner with a smaller one.
 	SegmentBytes int64
@@ -121,6 +124,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("size %d is smaller than one block of %d bytes", c.Size, c.BlockSize)
 	case c.Duration < 0:
 		return c, fmt.Errorf("duration %s: must not be negative", c.Duration)
+	case c.Interval < 0 || (c.Interval > 0 && c.Pattern != PatternWAL):
+		return c, fmt.Errorf("interval %s: a pace of the wal pattern only, not negative", c.Interval)
 	case c.SegmentBytes < 1<<20:
 		return c, fmt.Errorf("segment size %d: must be at least 1 MiB", c.SegmentBytes)
 	case c.CommitPages < 1 || int64(c.CommitPages+2)*pageSize > c.DBBytes:
@@ -170,6 +175,7 @@ func Run(ctx context.Context, cfg Config) (results.DiskResult, error) {
 	default:
 		res, err = runOne(ctx, tmp, cfg, deadline, cfg.Pattern)
 	}
+	res.IntervalMs = float64(cfg.Interval) / float64(time.Millisecond)
 	fx := facts(cfg.Dir)
 	res.Filesystem, res.Mountpoint, res.MountDevice, res.MountOptions, res.Device =
 		fx.fstype, fx.mountpoint, fx.device, fx.options, fx.disk
@@ -215,7 +221,8 @@ func runEtcd(ctx context.Context, tmp string, cfg Config, deadline time.Time) (r
 	res, err1 := walRec.result(PatternEtcd, cfg)
 	be, err2 := beRec.result(PatternBackend, cfg)
 	res.Backend = &be
-	res.Grade, res.GradeReason = worst(res, be)
+	grade, reason := worst(res, be)
+	res.Grade, res.GradeReason = results.DiskGrade(grade), reason
 	return res, errors.Join(werr, berr, err1, err2)
 }
 
@@ -297,7 +304,8 @@ func (r *recorder) result(pattern string, cfg Config) (results.DiskResult, error
 		res.CommitBuckets = results.EtcdBuckets(r.commit)
 	}
 	res.FioCommand = FioCommand(pattern, cfg)
-	res.Grade, res.GradeReason = Grade(res)
+	grade, reason := Grade(res)
+	res.Grade, res.GradeReason = results.DiskGrade(grade), reason
 	return res, nil
 }
 
@@ -320,4 +328,16 @@ func (s stopper) stop(now time.Time) bool {
 	default:
 	}
 	return !s.deadline.IsZero() && !now.Before(s.deadline)
+}
+
+// LightInterval paces the in-load probe: one WAL batch and its fdatasync every
+// 100 ms, a few KiB a second beside a member's own writes.
+const LightInterval = 100 * time.Millisecond
+
+// Light is the probe bench, check and plan run during the load next to a
+// member's data dir (on its filesystem, in a temp folder inside it): the wal
+// pattern at LightInterval, with 1 MiB segments so that segment cuts happen
+// within a run, and room for hours of it.
+func Light(dataDir string) Config {
+	return Config{Dir: dataDir, Pattern: PatternWAL, Size: 64 << 20, SegmentBytes: 1 << 20, Interval: LightInterval}
 }

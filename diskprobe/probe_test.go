@@ -238,3 +238,20 @@ func TestLoopsDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestLightPaced: the light probe writes one batch per interval, not back to
+// back, and stops with its context, keeping what it measured.
+func TestLightPaced(t *testing.T) {
+	cfg := Light(t.TempDir())
+	cfg.AllowTmpfs = true
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want the context's", err)
+	}
+	// Back to back, half a second is thousands of fdatasyncs on any disk; paced, a handful.
+	if res.Fdatasyncs < 1 || res.Fdatasyncs > 20 || res.IntervalMs != 100 || !res.Interrupted {
+		t.Errorf("fdatasyncs %d, interval %g ms, interrupted %v; want 1..20 at 100 ms, interrupted", res.Fdatasyncs, res.IntervalMs, res.Interrupted)
+	}
+}

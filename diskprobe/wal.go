@@ -54,7 +54,19 @@ func walProbe(ctx context.Context, dir string, cfg Config, deadline time.Time, r
 	rec.start = time.Now()
 	defer func() { rec.end = time.Now() }()
 	now := rec.start
+	var tick *time.Ticker
+	if cfg.Interval > 0 {
+		tick = time.NewTicker(cfg.Interval)
+		defer tick.Stop()
+	}
 	for i := int64(0); i < batches && !st.stop(now); i++ {
+		if tick != nil && i > 0 {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		b.stamp(uint64(i))
 		if err := w.encode(b.entry); err != nil {
 			return fmt.Errorf("wal pattern: write: %w", err)

@@ -5,7 +5,9 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -36,6 +38,9 @@ func ReadMember(fsys fs.FS, m *results.Member, pid int) error {
 		return fmt.Errorf("member %s (pid %d): %w", m.Name, pid, err)
 	}
 	m.Pid, m.MemoryLimitBytes, m.CPUQuotaCores = pid, cg.MemoryLimitBytes, cg.CPUQuota
+	if m.DataDir == "" {
+		m.DataDir = DataDirOf(fsys, pid)
+	}
 	return nil
 }
 
@@ -50,4 +55,56 @@ func listenerOf(fsys fs.FS, u string) (int, error) {
 		return 0, fmt.Errorf("client URL %s: no port", u)
 	}
 	return ListenerPid(fsys, port)
+}
+
+// DataDirOf is the data dir of the etcd process pid, as etcd resolves it: the
+// --data-dir flag, else ETCD_DATA_DIR, else "<name>.etcd" (name from --name or
+// ETCD_NAME, default "default"), relative to the process's working directory.
+// fsys is rooted at "/"; nil means the real one. "" when it cannot be read.
+func DataDirOf(fsys fs.FS, pid int) string {
+	if fsys == nil {
+		fsys = os.DirFS("/")
+	}
+	proc := "proc/" + strconv.Itoa(pid)
+	cmdline, err := fs.ReadFile(fsys, proc+"/cmdline")
+	if err != nil {
+		return ""
+	}
+	flags := map[string]string{}
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	for i := 1; i < len(args); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") {
+			continue
+		}
+		if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			value, i = args[i+1], i+1
+		}
+		flags[name] = value
+	}
+	if environ, err := fs.ReadFile(fsys, proc+"/environ"); err == nil {
+		for _, kv := range strings.Split(string(environ), "\x00") {
+			for env, flag := range map[string]string{"ETCD_DATA_DIR=": "data-dir", "ETCD_NAME=": "name"} {
+				if v, ok := strings.CutPrefix(kv, env); ok && flags[flag] == "" {
+					flags[flag] = v
+				}
+			}
+		}
+	}
+	dir := flags["data-dir"]
+	if dir == "" {
+		name := flags["name"]
+		if name == "" {
+			name = "default"
+		}
+		dir = name + ".etcd"
+	}
+	if filepath.IsAbs(dir) {
+		return filepath.Clean(dir)
+	}
+	cwd, err := fs.ReadLink(fsys, proc+"/cwd")
+	if err != nil || !filepath.IsAbs(cwd) {
+		return ""
+	}
+	return filepath.Join(cwd, dir)
 }

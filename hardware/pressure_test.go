@@ -30,3 +30,30 @@ func FuzzParsePressureSome(f *testing.F) {
 		}
 	})
 }
+
+func TestParseCPUTicks(t *testing.T) {
+	const text = "cpu  100 5 50 800 40 3 2 1 7 0\ncpu0 50 2 25 400 20 1 1 0 0 0\nintr 1\n"
+	busy, total, err := parseCPUTicks(text)
+	if err != nil || busy != 161 || total != 1001 {
+		t.Errorf("got busy %d total %d, %v; want 161 of 1001", busy, total, err)
+	}
+	for _, bad := range []string{"", "cpu0 1 2 3 4 5 6 7 8", "cpu 1 2 3", "cpu 1 2 3 x 5 6 7 8"} {
+		if _, _, err := parseCPUTicks(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	m := StartCPUPressure(fstest.MapFS{"proc/stat": {Data: []byte(text)}})
+	m.fsys = fstest.MapFS{"proc/stat": {Data: []byte("cpu  200 5 100 850 40 3 2 1 0 0\n")}}
+	if b, ok := m.Busy(); !ok || b < 0.749 || b > 0.751 {
+		t.Errorf("busy %v %v, want 150 of 200 ticks = 0.75", b, ok)
+	}
+}
+
+func FuzzParseCPUTicks(f *testing.F) {
+	f.Add("cpu  100 5 50 800 40 3 2 1 7 0\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		if busy, total, err := parseCPUTicks(s); err == nil && busy > total {
+			t.Errorf("busy %d over total %d", busy, total)
+		}
+	})
+}

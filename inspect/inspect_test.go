@@ -19,6 +19,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 )
 
 func TestMain(m *testing.M) {
@@ -83,16 +84,8 @@ func mustPut(ctx context.Context, t *testing.T, cli *clientv3.Client, key string
 func startFilled(t *testing.T) (*cluster.Cluster, *clientv3.Client) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := cluster.Start(ctx, cluster.Config{TickMs: 10, ElectionMs: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	c := clustertest.Start(t, cluster.Config{TickMs: 10, ElectionMs: 100})
+	cli := clustertest.Client(t, c)
 	fill(ctx, t, cli)
 	return c, cli
 }

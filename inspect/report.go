@@ -13,8 +13,8 @@ import (
 	"github.com/etcdperf/etcdperf/finding"
 )
 
-// Report is the output of `etcdperf inspect`; its JSON form is the output contract
-// in DESIGN.md (total, prefixes, value_size_bytes, findings) plus the sections below.
+// Report is the output of `etcdperf inspect`; its JSON form is inspect's -w json
+// object (total, prefixes, value_size_bytes, findings) plus the sections below.
 type Report struct {
 	// Source is "live" or "snapshot".
 	Source string `json:"source"`

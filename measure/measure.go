@@ -6,6 +6,7 @@ package measure
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -24,19 +25,21 @@ import (
 	"github.com/etcdperf/etcdperf/results"
 )
 
-// Target is a connected cluster: the client, how to scrape its metrics, and what
+// ClusterConn is a connected cluster: the client, how to scrape its metrics, and what
 // to record about it. Close stops an embedded cluster.
-type Target struct {
+type ClusterConn struct {
 	Client      *clientv3.Client
-	Info        results.Target
+	Info        results.ClusterInfo
 	MetricsURLs []string
 	HTTP        *http.Client
-	Cluster     *cluster.Cluster // nil unless embedded
+	// TLS is the client's TLS configuration; nil for plain connections.
+	TLS     *tls.Config
+	Cluster *cluster.Cluster // nil unless embedded
 }
 
 // Connected says whether the client has a connection up, to any endpoint: it
 // is false only while every endpoint is down (etcd's client balances over them).
-func (t *Target) Connected() bool {
+func (t *ClusterConn) Connected() bool {
 	switch t.Client.ActiveConnection().GetState() {
 	case connectivity.Connecting, connectivity.TransientFailure, connectivity.Shutdown:
 		return false
@@ -62,15 +65,23 @@ type Config struct {
 	// DialTimeout ends a run whose cluster went away within this long, as it
 	// would the connect.
 	DialTimeout time.Duration
+	// NoDiskProbe leaves out the light fsync probe that otherwise runs on the
+	// filesystem of each member data dir on this host during the measured window
+	// (see diskProbes): for a caller that probes the disk itself (serve).
+	NoDiskProbe bool
 }
 
 // Measure is what every load-driving command does: time the client-to-cluster
 // round trip, scrape the members' /metrics before, during and after the load,
 // drive it, collect host facts, and analyze the result.
-func Measure(ctx context.Context, t *Target, cfg bench.Config, w bench.Workload, run *results.Run, opts analyze.Options, mc Config) Measured {
+func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Workload, run *results.Run, opts analyze.Options, mc Config) Measured {
 	ReadMemberLimits(t, run) // while the members surely run
-	if opts.NetworkRTTMs == 0 {
-		opts.NetworkRTTMs = StatusRTTMs(ctx, t)
+	if run.Network == nil {
+		// Kept in the run, so that an analysis of the file judges by them too.
+		run.Network = RoundTrips(ctx, t)
+		if run.Network != nil {
+			run.Network.Endpoints = EndpointRounds(ctx, t, cfg.Prefix+"etcdperf-read-round")
+		}
 	}
 	// The "before" scrape is taken where the measured window starts (after the
 	// prefix check, the fill, the wait for --start-at and the warm-up) and the
@@ -79,16 +90,25 @@ func Measure(ctx context.Context, t *Target, cfg bench.Config, w bench.Workload,
 	scraper := analyze.NewScraper(t.HTTP, t.MetricsURLs, mc.ScrapeEvery)
 	began, ended := false, false
 	var psi *hardware.PressureMeter
+	var probes *diskProbes
 	cfg.WindowStart = func() {
 		scraper.Before(ctx)
 		scraper.Start(ctx)
 		psi = hardware.StartCPUPressure(os.DirFS("/"))
+		if !mc.NoDiskProbe {
+			probes = startDiskProbes(ctx, run.Target.Members)
+		}
 		began = true
 	}
 	// Also after Ctrl-C: the "after" scrape brackets what was measured.
 	after := func() {
+		disks, _ := probes.stop()
+		run.Disk = append(run.Disk, disks...)
 		if share, ok := psi.Share(); ok {
 			run.HostCPUPressure = &share // over the measured window, as the scrapes
+		}
+		if busy, ok := psi.Busy(); ok {
+			run.HostCPUBusy = &busy
 		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		run.Scrapes = scraper.After(sctx)
@@ -131,7 +151,7 @@ func Measure(ctx context.Context, t *Target, cfg bench.Config, w bench.Workload,
 
 // ReadAlarms lists the cluster's alarms (NOSPACE when the backend quota filled)
 // for the quota class; nil when they cannot be read.
-func ReadAlarms(ctx context.Context, t *Target) []results.Alarm {
+func ReadAlarms(ctx context.Context, t *ClusterConn) []results.Alarm {
 	if t.Client == nil {
 		return nil
 	}
@@ -152,7 +172,7 @@ func ReadAlarms(ctx context.Context, t *Target) []results.Alarm {
 // Maintenance.Status dials a new connection on every call, which would count the
 // TCP and HTTP/2 set-up (about 1 ms on loopback, more than a whole range) as
 // network; so the calls go over one connection of our own. 0 when unknown.
-func StatusRTTMs(ctx context.Context, t *Target) float64 {
+func StatusRTTMs(ctx context.Context, t *ClusterConn) float64 {
 	if t.Client == nil || len(t.Info.Endpoints) == 0 {
 		return 0
 	}
@@ -162,23 +182,59 @@ func StatusRTTMs(ctx context.Context, t *Target) float64 {
 	}
 	defer conn.Close()
 	mc := pb.NewMaintenanceClient(conn)
-	var rtts []float64
-	for range 6 {
+	return fastestMs(ctx, func(ctx context.Context) error { _, err := mc.Status(ctx, &pb.StatusRequest{}); return err })
+}
+
+// EndpointRounds measures, on every endpoint of a cluster of more than one, the
+// fastest Status call and the fastest linearizable read of key (which need not
+// exist: a read writes nothing), after one of each to warm the connection; nil
+// for one endpoint, and an endpoint that fails either is left out.
+func EndpointRounds(ctx context.Context, t *ClusterConn, key string) []results.EndpointRound {
+	if t.Client == nil || len(t.Info.Endpoints) < 2 {
+		return nil
+	}
+	var out []results.EndpointRound
+	for _, ep := range t.Info.Endpoints {
+		conn, err := t.Client.Dial(ep)
+		if err != nil {
+			continue
+		}
+		mc, kv := pb.NewMaintenanceClient(conn), pb.NewKVClient(conn)
+		status := fastestMs(ctx, func(ctx context.Context) error { _, err := mc.Status(ctx, &pb.StatusRequest{}); return err })
+		read := fastestMs(ctx, func(ctx context.Context) error {
+			_, err := kv.Range(ctx, &pb.RangeRequest{Key: []byte(key), CountOnly: true})
+			return err
+		})
+		conn.Close()
+		if status > 0 && read > 0 {
+			out = append(out, results.EndpointRound{Endpoint: ep, StatusRTTMs: status, ReadMs: read})
+		}
+	}
+	return out
+}
+
+// fastestMs is the fastest of five calls of call after one to warm up, in ms;
+// 0 when any fails.
+func fastestMs(ctx context.Context, call func(context.Context) error) float64 {
+	var best float64
+	for i := range 6 {
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		start := time.Now()
-		_, err := mc.Status(cctx, &pb.StatusRequest{})
+		err := call(cctx)
 		cancel()
 		if err != nil {
 			return 0
 		}
-		rtts = append(rtts, float64(time.Since(start))/float64(time.Millisecond))
+		if ms := float64(time.Since(start)) / float64(time.Millisecond); i > 0 && (best == 0 || ms < best) {
+			best = ms
+		}
 	}
-	return slices.Min(rtts[1:])
+	return best
 }
 
 // DataDir is the embedded cluster's data folder, whose disk the host facts
 // describe; "" for a remote cluster.
-func (t *Target) DataDir() string {
+func (t *ClusterConn) DataDir() string {
 	if t.Cluster == nil {
 		return ""
 	}
@@ -189,7 +245,7 @@ func (t *Target) DataDir() string {
 // this host (embedded, or reached on a loopback client URL), so the analyzer grades
 // each against what it really has rather than etcdperf's own cgroup. Best effort:
 // a member it cannot read is graded as before.
-func ReadMemberLimits(t *Target, run *results.Run) {
+func ReadMemberLimits(t *ClusterConn, run *results.Run) {
 	// run.Target.Members shares its array with t.Info, which later runs (plan's
 	// steps) copy again: their limits must be read afresh, not inherited.
 	run.Target.Members = slices.Clone(run.Target.Members)
@@ -199,7 +255,7 @@ func ReadMemberLimits(t *Target, run *results.Run) {
 		if t.Cluster != nil {
 			for _, cm := range t.Cluster.Members() {
 				if slices.Contains(m.ClientURLs, cm.ClientURL) {
-					pid = cm.Pid()
+					pid, m.DataDir = cm.Pid(), cm.DataDir
 				}
 			}
 		} else if !hardware.AllLoopback(m.ClientURLs) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -23,18 +24,10 @@ func TestMeasureEmbedded(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	tg := &Target{Client: cli, HTTP: http.DefaultClient, Cluster: c,
-		Info:        results.Target{Endpoints: c.Endpoints(), Embedded: true, Members: []results.Member{{Name: "m0", ClientURLs: c.Endpoints()}}},
+	c := clustertest.Start(t, cluster.Config{})
+	cli := clustertest.Client(t, c)
+	tg := &ClusterConn{Client: cli, HTTP: http.DefaultClient, Cluster: c,
+		Info:        results.ClusterInfo{Endpoints: c.Endpoints(), Embedded: true, Members: []results.Member{{Name: "m0", ClientURLs: c.Endpoints()}}},
 		MetricsURLs: []string{c.Endpoints()[0] + "/metrics"}}
 	if _, err := cli.Get(ctx, "x"); err != nil {
 		t.Fatal(err)
@@ -76,21 +69,26 @@ func TestMeasureEmbedded(t *testing.T) {
 	if run.Host == nil || run.Host.DataDir != c.Dir() {
 		t.Errorf("host facts %+v: want the embedded data dir %s", run.Host, c.Dir())
 	}
+	// The round trips the verdict used are kept in the run; a PING takes no
+	// longer than a whole Status call over the same loopback.
+	if n := run.Network; n == nil || n.Endpoint != c.Endpoints()[0] || n.StatusRTTMs <= 0 || n.PingRTTMs <= 0 || n.PingRTTMs > n.StatusRTTMs*10 {
+		t.Errorf("round trips kept %+v", run.Network)
+	}
 	if run.Diagnosis == nil || run.Diagnosis.Verdict == nil || run.Diagnosis.Verdict.Status != m.Report.Verdict.Status || m.Report.Budget == nil {
 		t.Errorf("diagnosis %+v, report verdict %+v", run.Diagnosis, m.Report.Verdict)
 	}
 }
 
 func TestDataDir(t *testing.T) {
-	if d := (&Target{}).DataDir(); d != "" {
+	if d := (&ClusterConn{}).DataDir(); d != "" {
 		t.Errorf("remote target data dir %q", d)
 	}
 }
 
 func TestReadMemberLimitsRemote(t *testing.T) {
 	// A member on another host is left alone: its port here may be anyone's.
-	run := &results.Run{Target: results.Target{Members: []results.Member{{Name: "m0", ClientURLs: []string{"http://10.0.0.1:2379"}}}}}
-	ReadMemberLimits(&Target{}, run)
+	run := &results.Run{Target: results.ClusterInfo{Members: []results.Member{{Name: "m0", ClientURLs: []string{"http://10.0.0.1:2379"}}}}}
+	ReadMemberLimits(&ClusterConn{}, run)
 	if m := run.Target.Members[0]; m.Pid != 0 {
 		t.Errorf("remote member read: %+v", m)
 	}

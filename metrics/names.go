@@ -44,6 +44,17 @@ const (
 	RangeTotal = "etcd_mvcc_range_total"
 )
 
+// Watch (server/storage/mvcc/metrics.go): gauges of the streams, watchers and
+// unsynced slow watchers now; PendingEvents only grows (events that waited
+// because a watcher's channel was full), EventsSent counts the events sent.
+const (
+	WatchStreams  = "etcd_debugging_mvcc_watch_stream_total"
+	Watchers      = "etcd_debugging_mvcc_watcher_total"
+	SlowWatchers  = "etcd_debugging_mvcc_slow_watcher_total"
+	PendingEvents = "etcd_debugging_mvcc_pending_events_total"
+	EventsSent    = "etcd_debugging_mvcc_events_total"
+)
+
 // Network: peers (label To) and clients.
 const (
 	PeerRTT          = "etcd_network_peer_round_trip_time_seconds"
@@ -74,6 +85,15 @@ const (
 const (
 	RSS        = "process_resident_memory_bytes"
 	CPUSeconds = "process_cpu_seconds_total"
+)
+
+// Go runtime collector (client_golang): what a member says of the cores and
+// memory it may use, where etcdperf cannot see its machine.
+const (
+	// GoMaxProcs is runtime.GOMAXPROCS: at most this many cores run Go code at once.
+	GoMaxProcs = "go_sched_gomaxprocs_threads"
+	// GoMemLimit is the GOMEMLIMIT soft limit; math.MaxInt64 when none is set.
+	GoMemLimit = "go_gc_gomemlimit_bytes"
 )
 
 // Prefixes of the families etcdperf keeps from a member's /metrics.

@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
-# Side by side with etcd's tools/benchmark, alternating, ROUNDS pairs per op:
+# Three load generators side by side, alternating, ROUNDS rounds per op:
+#   lean        etcdperf bench --transport lean (internal/leanrpc, the default)
+#   grpc-tuned  etcdperf bench --transport grpc-tuned (gRPC-go without clientv3's interceptors)
+#   benchmark   etcd's tools/benchmark
 #   1. against one separate etcd 3.6.16 process (TOTAL requests a run): throughput and
 #      whole-process client CPU per request;
 #   2. against the null KV server (cmd/nullkv, answers at once; NULL_TOTAL requests a
 #      run): the generators' own cost, as requests per client CPU-second (req/s per core).
-# Then a summary of the ratios etcdperf/benchmark (medians of the pairs' ratios) against
-# the targets of issue 17. A benchmark, not a test: it exits 0 when every run completed,
-# met or not; 1 when a run failed.
-#   make compare            ROUNDS=5 TOTAL=20000 NULL_TOTAL=100000 make compare
+# Then the medians of each generator and the ratios against issue 17's and 22's targets,
+# and a fidelity table: p50 and p99 of lean against grpc (clientv3's own connection, what
+# an application sees) on the same etcd at a fixed rate (FID_RATE req/s for FID_DURATION),
+# FID_PAIRS alternating pairs per op, with each transport's run-to-run noise. The rate is
+# one the server keeps up with, so the latencies are the requests', not a queue's.
+# A benchmark, not a test: it exits 0 when every run completed, met or not; 1 when a run
+# failed.
+#   make compare            ROUNDS=5 TOTAL=20000 NULL_TOTAL=100000 FID_PAIRS=5 make compare
 # Needs the reference tools: ANCHORS_BUILD (default ../shared/anchors/build.sh) builds them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-3}
 total=${TOTAL:-20000}
 null_total=${NULL_TOTAL:-100000}
+fid_pairs=${FID_PAIRS:-5}
+fid_rate=${FID_RATE:-500}
+fid_duration=${FID_DURATION:-10s}
 build=${ANCHORS_BUILD:-../shared/anchors/build.sh}
 bindir=$(bash "$build" | tail -n 1)
 etcdperf=${ETCDPERF:-bin/etcdperf}
@@ -24,6 +34,7 @@ for tool in "$bindir/benchmark" "$bindir/etcd" jq curl; do
   command -v "$tool" >/dev/null || { echo "compare: $tool not found" >&2; exit 1; }
 done
 [ "$rounds" -ge 1 ] || { echo "compare: ROUNDS must be at least 1" >&2; exit 1; }
+[ "$fid_pairs" -ge 2 ] || { echo "compare: FID_PAIRS must be at least 2 (the noise needs two runs of each)" >&2; exit 1; }
 
 work=$(mktemp -d)
 pids=()
@@ -69,8 +80,8 @@ timed() {
   tail -n 1 "$work/time" | awk '{print $1 + $2}'
 }
 
-# run_benchmark SERVER OP N / run_etcdperf SERVER OP N: one run; appends
-# "server op tool round rps p99ms cpu_s n" to $work/rows and prints the row.
+# run_benchmark EP OP N SERVER ROUND / run_etcdperf EP OP N SERVER ROUND TRANSPORT: one
+# run; appends "server op tool round rps p99ms cpu_s n" to $work/rows and prints the row.
 run_benchmark() {
   local ep=$1 op=$2 n=$3 server=$4 round=$5 args cpu rps p99
   if [ "$op" = put ]; then
@@ -84,18 +95,29 @@ run_benchmark() {
   row "$server" "$op" benchmark "$round" "$rps" "$p99" "$cpu" "$n" ""
 }
 run_etcdperf() {
-  local ep=$1 op=$2 n=$3 server=$4 round=$5 args cpu rps p99 inwin
-  if [ "$op" = put ]; then
-    args=(put --key-size 8 --val-size 256 --total "$n")
-  else
-    # benchmark ranges a key that does not exist; the closest etcdperf range is one key with an empty value.
-    args=(range --keys 1 --range-width 1 --val-size 0 --total "$n" --consistency l)
-  fi
-  cpu=$(timed "$etcdperf" bench --endpoints "$ep" --conns 10 --clients 100 -w json --results-dir "$work/results" --force "${args[@]}")
+  local ep=$1 op=$2 n=$3 server=$4 round=$5 transport=$6 cpu rps p99 inwin
+  cpu=$(timed "$etcdperf" bench --endpoints "$ep" --conns 10 --clients 100 -w json --results-dir "$work/results" --force \
+    --transport "$transport" $(etcdperf_op "$op") --total "$n")
+  check_transport "$transport"
   rps=$(jq -r '.ops[0].throughput_rps' "$work/out")
   p99=$(jq -r '.ops[0].latency_ms.p99' "$work/out")
   inwin=$(jq -r '.client.cpu_seconds' "$work/out")
-  row "$server" "$op" etcdperf "$round" "$rps" "$p99" "$cpu" "$n" "$inwin"
+  row "$server" "$op" "$transport" "$round" "$rps" "$p99" "$cpu" "$n" "$inwin"
+}
+# etcdperf_op OP: etcdperf's flags for the request benchmark makes.
+etcdperf_op() {
+  if [ "$1" = put ]; then
+    echo put --key-size 8 --val-size 256
+  else
+    # benchmark ranges a key that does not exist; the closest etcdperf range is one key with an empty value.
+    echo range --keys 1 --range-width 1 --val-size 0 --consistency l
+  fi
+}
+# check_transport T: the run went through T, not a fallback to clientv3's connection.
+check_transport() {
+  local got
+  got=$(jq -r '.client.transport' "$work/out")
+  [ "$got" = "$1" ] || { echo "compare: asked for --transport $1, the run used $got" >&2; return 1; }
 }
 row() {
   local v
@@ -106,70 +128,161 @@ row() {
       return 1
     fi
   done
-  echo "$1 $2 $3 $4 $5 $6 $7 $8" >>"$work/rows"
+  echo "$1 $2 $3 $4 $5 $6 $7 $8 ${9:--}" >>"$work/rows"
   local inwin=""
   [ -n "$9" ] && inwin=$(awk -v c="$9" -v n="$8" 'BEGIN {printf "%.1f", c / n * 1e6}')
   awk -v s="$1" -v o="$2" -v t="$3" -v r="$4" -v rps="$5" -v p="$6" -v c="$7" -v n="$8" -v iw="$inwin" \
-    'BEGIN {printf "%-5s %-6s %-9s %5d %8d %12.0f %9.2f %12.1f %14.0f %12s\n", s, o, t, r, n, rps, p, c / n * 1e6, n / c, iw}'
+    'BEGIN {printf "%-5s %-6s %-10s %5d %8d %12.0f %9.2f %12.1f %14.0f %12s\n", s, o, t, r, n, rps, p, c / n * 1e6, n / c, iw}'
 }
 
+# run_fidelity OP PAIR TRANSPORT: one open-loop run at FID_RATE on etcd; appends
+# "op transport pair p50ms p99ms" to $work/fid and prints it.
+run_fidelity() {
+  local op=$1 pair=$2 transport=$3 p50 p99 rps
+  timed "$etcdperf" bench --endpoints "$etcd_ep" --conns 10 --clients 100 -w json --results-dir "$work/results" --force \
+    --transport "$transport" $(etcdperf_op "$op") --rate "$fid_rate" --duration "$fid_duration" >/dev/null
+  check_transport "$transport"
+  p50=$(jq -r '.ops[0].latency_ms.p50' "$work/out")
+  p99=$(jq -r '.ops[0].latency_ms.p99' "$work/out")
+  rps=$(jq -r '.ops[0].throughput_rps' "$work/out")
+  echo "$op $transport $pair $p50 $p99" >>"$work/fid"
+  printf '%-6s %-5s %4d %10.0f %9.3f %9.3f\n' "$op" "$transport" "$pair" "$rps" "$p50" "$p99"
+}
+
+generators=(lean grpc-tuned benchmark)
 echo "load before: $(uptime)"
-printf '%-5s %-6s %-9s %5s %8s %12s %9s %12s %14s %12s\n' server op tool round requests "req/s" "p99 ms" "cpu us/req" "req/cpu-s" "in-window us"
+printf '%-5s %-6s %-10s %5s %8s %12s %9s %12s %14s %12s\n' server op tool round requests "req/s" "p99 ms" "cpu us/req" "req/cpu-s" "in-window us"
 for server in etcd null; do
   ep=$etcd_ep n=$total
   [ "$server" = null ] && ep=$null_ep n=$null_total
   for op in put range; do
     for r in $(seq "$rounds"); do
-      # Alternate which tool goes first, so a drift in the machine's load favours neither.
-      if [ $((r % 2)) = 1 ]; then
-        run_benchmark "$ep" "$op" "$n" "$server" "$r"
-        run_etcdperf "$ep" "$op" "$n" "$server" "$r"
-      else
-        run_etcdperf "$ep" "$op" "$n" "$server" "$r"
-        run_benchmark "$ep" "$op" "$n" "$server" "$r"
-      fi
+      # Rotate which generator goes first, so a drift in the machine's load favours none.
+      for i in 0 1 2; do
+        g=${generators[$(((r + i) % 3))]}
+        if [ "$g" = benchmark ]; then
+          run_benchmark "$ep" "$op" "$n" "$server" "$r"
+        else
+          run_etcdperf "$ep" "$op" "$n" "$server" "$r" "$g"
+        fi
+      done
     done
   done
 done
 echo "load after:  $(uptime)"
-echo "cpu us/req and req/cpu-s are whole-process user+sys (rusage of the child) for both tools; in-window is etcdperf's own CPU over the measured window."
+echo "cpu us/req and req/cpu-s are whole-process user+sys (rusage of the child) for every generator; in-window is etcdperf's own CPU over the measured window (no start-up, fill, scrapes or analysis)."
 
-# Summary: for each server, op and metric, the median over rounds of etcdperf/benchmark
-# within a pair, and the median of each tool's own figure.
 echo
-echo "etcdperf / benchmark, medians of $rounds alternating pairs (issue 17 targets):"
-awk -v rounds="$rounds" '
+echo "fidelity runs: open loop at $fid_rate req/s for $fid_duration on etcd, lean and grpc (clientv3's connection) alternating"
+printf '%-6s %-5s %4s %10s %9s %9s\n' op tool pair "req/s" "p50 ms" "p99 ms"
+for op in put range; do
+  for p in $(seq "$fid_pairs"); do
+    if [ $((p % 2)) = 1 ]; then
+      run_fidelity "$op" "$p" lean
+      run_fidelity "$op" "$p" grpc
+    else
+      run_fidelity "$op" "$p" grpc
+      run_fidelity "$op" "$p" lean
+    fi
+  done
+done
+echo "load after fidelity: $(uptime)"
+
+# Summary: for each server, op and generator, the median over rounds of its own figure,
+# and the medians of the within-round ratios.
+echo
+echo "generators side by side, medians of $rounds rounds (ratios: medians of the within-round ratios):"
+awk '
 function median(s,   a, n, i, j, t) {
   n = split(s, a, " ")
-  for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+  for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
   return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
-{ k = $1 " " $2 " " $4; rps[k, $3] = $5; cpu[k, $3] = $7 / $8; keys[k] = 1 }
+{ k = $1 " " $2 " " $4; rps[k, $3] = $5; cpu[k, $3] = $7 / $8; win[k, $3] = $9 / $8; keys[k] = 1 }
 END {
   for (k in keys) {
     split(k, f, " "); sk = f[1] " " f[2]
-    tr[sk] = tr[sk] " " rps[k, "etcdperf"] / rps[k, "benchmark"]
-    cr[sk] = cr[sk] " " cpu[k, "etcdperf"] / cpu[k, "benchmark"]
-    pc[sk] = pc[sk] " " (cpu[k, "benchmark"] / cpu[k, "etcdperf"])
-    be[sk] = be[sk] " " 1 / cpu[k, "benchmark"]; ee[sk] = ee[sk] " " 1 / cpu[k, "etcdperf"]
-    bt[sk] = bt[sk] " " rps[k, "benchmark"]; et[sk] = et[sk] " " rps[k, "etcdperf"]
+    for (g = 1; g <= 3; g++) {
+      t = g == 1 ? "lean" : g == 2 ? "grpc-tuned" : "benchmark"
+      th[sk, t] = th[sk, t] " " rps[k, t]; cu[sk, t] = cu[sk, t] " " cpu[k, t] * 1e6; pc[sk, t] = pc[sk, t] " " 1 / cpu[k, t]
+      if (t != "benchmark") wi[sk, t] = wi[sk, t] " " win[k, t] * 1e6
+    }
+    wt[sk] = wt[sk] " " win[k, "grpc-tuned"] / win[k, "lean"]
+    # Ratios within a round, so a drift in the machine load cancels.
+    rl[sk] = rl[sk] " " cpu[k, "lean"] / cpu[k, "benchmark"]
+    rt[sk] = rt[sk] " " cpu[k, "grpc-tuned"] / cpu[k, "lean"]
+    ql[sk] = ql[sk] " " cpu[k, "benchmark"] / cpu[k, "lean"]
+    qt[sk] = qt[sk] " " cpu[k, "lean"] / cpu[k, "grpc-tuned"]
+    tl[sk] = tl[sk] " " rps[k, "lean"] / rps[k, "benchmark"]
   }
-  printf "%-44s %-6s %10s %10s %8s %8s  %s\n", "ratio", "op", "benchmark", "etcdperf", "ratio", "target", "met"
-  met = 0; all = 0
+  printf "%-40s %-6s %10s %10s %10s %11s %11s\n", "figure", "op", "lean", "grpc-tuned", "benchmark", "lean/bench", "tuned/lean"
   for (i = 1; i <= 2; i++) {
     op = i == 1 ? "put" : "range"
-    line("throughput, etcd (req/s)", op, median(bt["etcd " op]), median(et["etcd " op]), median(tr["etcd " op]), ">=", 1.10)
-    line("client CPU per request, etcd (us)", op, 1e6 / median(be["etcd " op]), 1e6 / median(ee["etcd " op]), median(cr["etcd " op]), "<=", 0.80)
-    line("req/s per client core, null server", op, median(be["null " op]), median(ee["null " op]), median(pc["null " op]), ">=", 1.50)
-    info("throughput, null server (req/s)", op, median(bt["null " op]), median(et["null " op]), median(tr["null " op]))
+    row("throughput, etcd (req/s)", op, th, "etcd " op, median(tl["etcd " op]), "-")
+    row("client CPU per request, etcd (us)", op, cu, "etcd " op, median(rl["etcd " op]), median(rt["etcd " op]))
+    row("client CPU per request, etcd, in-window", op, wi, "etcd " op, "-", median(wt["etcd " op]))
+    row("req/s per client core, null server", op, pc, "null " op, median(ql["null " op]), median(qt["null " op]))
+    row("throughput, null server (req/s)", op, th, "null " op, "-", "-")
   }
-  printf "targets met: %d of %d\n", met, all
+  print ""
+  print "targets (ratios above):"
+  for (i = 1; i <= 2; i++) {
+    op = i == 1 ? "put" : "range"
+    target("issue 17: lean throughput / benchmark, etcd", op, median(tl["etcd " op]), ">=", 1.10)
+    target("issue 17: lean CPU per request / benchmark, etcd", op, median(rl["etcd " op]), "<=", 0.80)
+    target("issue 22: lean CPU per request / benchmark, etcd", op, median(rl["etcd " op]), "<=", 0.60)
+    target("issue 17: lean req per core / benchmark, null", op, median(ql["null " op]), ">=", 1.50)
+  }
+  # Issue 22 item 7: tuned gRPC-go within 15% of lean on both figures, for both ops.
+  within = 1
+  for (i = 1; i <= 2; i++) {
+    op = i == 1 ? "put" : "range"
+    c = median(rt["etcd " op]); q = median(qt["null " op])
+    printf "issue 22 item 7, %-5s: grpc-tuned CPU per request %.2fx lean (within 15%%: %s), req per core %.2fx lean (within 15%%: %s)\n",
+      op, c, (c <= 1.15 ? "yes" : "no"), q, (q >= 1 / 1.15 ? "yes" : "no")
+    if (c > 1.15 || q < 1 / 1.15) within = 0
+  }
+  if (within) print "item 7: grpc-tuned comes within 15% of lean on both figures, for put and range: the issue asks to make it the default and delete leanrpc"
+  else print "item 7: grpc-tuned does not come within 15% of lean on both figures, for put and range: lean stays the default"
 }
-function info(name, op, b, e, r) {
-  printf "%-44s %-6s %10.1f %10.1f %8.2f %8s  %s\n", name, op, b, e, r, "-", "(no target)"
+function row(name, op, a, sk, r1, r2,   b) {
+  b = a[sk, "benchmark"] ~ /[0-9]/ ? sprintf("%.1f", median(a[sk, "benchmark"])) : "-"
+  printf "%-40s %-6s %10.1f %10.1f %10s %11s %11s\n", name, op, median(a[sk, "lean"]), median(a[sk, "grpc-tuned"]), b, fmt(r1), fmt(r2)
 }
-function line(name, op, b, e, r, cmp, t,   ok) {
+function fmt(r) { return r == "-" ? r : sprintf("%.2f", r) }
+function target(name, op, r, cmp, t,   ok) {
   ok = cmp == ">=" ? r >= t : r <= t
-  met += ok; all++
-  printf "%-44s %-6s %10.1f %10.1f %8.2f %5s %.2f  %s\n", name, op, b, e, r, cmp, t, ok ? "yes" : "no"
+  printf "  %-50s %-5s %6.3f %s %.2f  %s\n", name, op, r, cmp, t, ok ? "met" : "NOT met"
 }' "$work/rows"
+
+# Fidelity: does lean measure what a clientv3 application sees? For each op and
+# percentile, the medians over the pairs, lean's difference from grpc, and the noise:
+# the larger of the two transports' own run-to-run spread, (max - min) / median.
+echo
+echo "fidelity: lean against grpc (clientv3's connection) on one etcd, $fid_pairs alternating pairs at $fid_rate req/s:"
+awk '
+function median(s,   a, n, i, j, t) {
+  n = split(s, a, " ")
+  for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+  return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function spread(s,   a, n, i, lo, hi) {
+  n = split(s, a, " "); lo = hi = a[1] + 0
+  for (i = 2; i <= n; i++) { if (a[i] + 0 < lo) lo = a[i] + 0; if (a[i] + 0 > hi) hi = a[i] + 0 }
+  return (hi - lo) / median(s)
+}
+{ v[$1, $2, "p50"] = v[$1, $2, "p50"] " " $4; v[$1, $2, "p99"] = v[$1, $2, "p99"] " " $5 }
+END {
+  printf "%-6s %-4s %10s %10s %9s %11s %11s  %s\n", "op", "", "lean ms", "grpc ms", "lean-grpc", "lean noise", "grpc noise", "within noise"
+  for (i = 1; i <= 2; i++) {
+    op = i == 1 ? "put" : "range"
+    for (j = 1; j <= 2; j++) {
+      q = j == 1 ? "p50" : "p99"
+      l = median(v[op, "lean", q]); g = median(v[op, "grpc", q])
+      nl = spread(v[op, "lean", q]); ng = spread(v[op, "grpc", q])
+      d = (l - g) / g; noise = nl > ng ? nl : ng
+      printf "%-6s %-4s %10.3f %10.3f %+8.1f%% %10.1f%% %10.1f%%  %s\n", op, q, l, g, d * 100, nl * 100, ng * 100, ((d < 0 ? -d : d) <= noise ? "yes" : "NO")
+    }
+  }
+  print "lean-grpc: (median lean - median grpc) / median grpc; noise: a transport'"'"'s own (max - min) / median over the pairs; within noise: |lean-grpc| <= the larger noise"
+}' "$work/fid"

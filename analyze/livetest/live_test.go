@@ -26,7 +26,7 @@ func liveRun(t *testing.T, ep string, scrapes []results.Scrape, ops ...results.O
 	host := hardware.Collect(hardware.Config{DataDir: t.TempDir()})
 	return &results.Run{
 		Version: results.Version, Command: "test", Valid: true, DurationS: 1,
-		Target:  results.Target{Endpoints: []string{ep}, Embedded: true, InProcess: true},
+		Target:  results.ClusterInfo{Endpoints: []string{ep}, Embedded: true, InProcess: true},
 		Ops:     ops,
 		Host:    host,
 		Scrapes: scrapes,

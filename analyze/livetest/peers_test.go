@@ -12,6 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/internal/faults"
 )
 
@@ -34,7 +35,7 @@ const peerDelay = 50 * time.Millisecond
 func TestLivePeerNetwork(t *testing.T) {
 	requireLive(t)
 	c := startCluster(t, cluster.Config{Members: 3})
-	cli := clusterClient(t, c)
+	cli := clustertest.Client(t, c)
 	ctx := context.Background()
 
 	list, err := cli.MemberList(ctx)

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/hardware"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/internal/faults"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -39,26 +39,7 @@ func startCluster(t *testing.T, cfg cluster.Config) *cluster.Cluster {
 	if cfg.Dir == "" {
 		cfg.Dir = faults.MemDir(t)
 	}
-	c, err := cluster.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Errorf("stop etcd: %v", err)
-		}
-	})
-	return c
-}
-
-func clusterClient(t *testing.T, c *cluster.Cluster) *clientv3.Client {
-	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
+	return clustertest.Start(t, cfg)
 }
 
 // load is a put load as `etcdperf bench put` runs it: rate 0 is a closed loop.
@@ -82,7 +63,7 @@ func measure(t *testing.T, c *cluster.Cluster, cli *clientv3.Client, l load) *re
 		t.Fatal(err)
 	}
 	run := &results.Run{Version: results.Version, Command: "bench put",
-		Target: results.Target{Endpoints: c.Endpoints(), Embedded: true},
+		Target: results.ClusterInfo{Endpoints: c.Endpoints(), Embedded: true},
 		Flags:  map[string]string{"clients": fmt.Sprint(l.workers)},
 		Host:   hardware.Collect(hardware.Config{DataDir: c.Dir()})}
 	for _, m := range c.Members() {
@@ -152,7 +133,7 @@ func TestLiveDisk(t *testing.T) {
 	l := faults.NewLoopExt4(t, 512<<20)
 	cg := faults.NewCgroup(t, "blkio", "blkio.throttle.write_iops_device")
 	c := startCluster(t, cluster.Config{Dir: l.Mount})
-	cli := clusterClient(t, c)
+	cli := clustertest.Client(t, c)
 	ld := load{prefix: "/etcdperf/disk/", valSize: 1024, rate: 100, workers: 32, duration: 8 * time.Second}
 
 	plain := analyzeRun(t, measure(t, c, cli, ld), analyze.Options{})
@@ -205,7 +186,7 @@ func rssPeak(metricsURL string, stop <-chan struct{}) <-chan float64 {
 }
 
 // TestLiveMemory runs a member in a memory cgroup whose limit sits just above its
-// working set. The cliff (DESIGN.md) rules out a fixed limit: under the working
+// working set. The cliff rules out a fixed limit: under the working
 // set etcd is OOM-killed rather than slowed. So the member first takes 1,500 puts
 // of 64 KiB unlimited (the raft log keeps them in memory), its peak RSS is measured,
 // the limit is set to 1.2 times that peak, and a further large-value load runs
@@ -229,7 +210,7 @@ func TestLiveMemory(t *testing.T) {
 		t.Fatalf("start etcd: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	cli := clusterClient(t, c)
+	cli := clustertest.Client(t, c)
 
 	const val = 64 << 10
 	stop := make(chan struct{})
@@ -296,7 +277,7 @@ func TestLiveServerCPU(t *testing.T) {
 	faults.RequireRoot(t)
 	cg := faults.NewCgroup(t, "cpu", "cpu.cfs_quota_us")
 	c := startCluster(t, cluster.Config{})
-	cli := clusterClient(t, c)
+	cli := clustertest.Client(t, c)
 
 	free := analyzeRun(t, measure(t, c, cli, load{prefix: "/etcdperf/cpu-free/", valSize: 256, rate: 200, workers: 16, duration: 8 * time.Second}), analyze.Options{})
 	requireNoFail(t, free, "free member at 200 puts/s", finding.ClassCPU, finding.ClassClient)
@@ -337,7 +318,7 @@ func TestLiveClientSaturated(t *testing.T) {
 	faults.RequireRoot(t)
 	cg := faults.NewCgroup(t, "cpu", "cpu.cfs_quota_us")
 	c := startCluster(t, cluster.Config{})
-	cli := clusterClient(t, c)
+	cli := clustertest.Client(t, c)
 
 	const quota = 0.1
 	if err := cg.Set("cpu.cfs_quota_us", fmt.Sprint(int(quota*100_000))); err != nil {

@@ -69,7 +69,9 @@ func newAnalyzeCmd(a *app) *cobra.Command {
 
 // analyzeRunFile grades a run file again. A file a judging command wrote (check,
 // qualify, plan) prints that command's stored output, verdict and steps, and
-// exits by its verdict; the file's own run's diagnosis follows, labelled.
+// exits by its verdict; the file's own run's diagnosis follows, labelled. One
+// line says where this build's rules grade the file's inputs apart from the
+// verdict it stores (a file of an older etcdperf).
 func (a *app) analyzeRunFile(path string, opts analyze.Options) error {
 	run, err := results.Open(path, a.stdin)
 	if err != nil {
@@ -80,14 +82,22 @@ func (a *app) analyzeRunFile(path string, opts analyze.Options) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	rep.Verbose = a.verbose
-	var o report.Output = report.Analysis(rep)
-	status := rep.Verdict.Status
+	regraded, err := report.Regraded(run)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	job, ok, err := report.JobOf(run, path, rep)
 	if err != nil {
 		return err
 	}
+	var o report.Output = report.Analysis(rep)
+	status := rep.Verdict.Status
 	if ok {
+		job.Regraded = regraded
 		o, status = job, job.Status
+	} else if regraded != "" {
+		rep.Notes = append(rep.Notes, regraded)
+		o = report.Analysis(rep)
 	}
 	if err := report.Print(a.stdout, a.output, o); err != nil {
 		return err

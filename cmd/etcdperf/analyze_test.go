@@ -30,7 +30,7 @@ func writeAnalyzeRun(t *testing.T, edit func(*results.Run)) string {
 		return string(b)
 	}
 	run := &results.Run{Version: results.Version, Command: "bench put", Valid: true, DurationS: 2,
-		Target: results.Target{Endpoints: []string{"http://127.0.0.1:2379"}},
+		Target: results.ClusterInfo{Endpoints: []string{"http://127.0.0.1:2379"}},
 		Ops:    []results.Op{{Op: "put", Requests: 300, BytesSent: 300 * 1040, Service: results.Summary{P50: 3, P99: 9}}},
 		Client: results.Client{CPUSeconds: 0.2, Cores: 2},
 		Scrapes: []results.Scrape{

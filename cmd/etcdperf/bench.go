@@ -37,40 +37,6 @@ type benchFlags struct {
 	worker   workerFlags
 }
 
-// rangeFlags shape range requests (range and mixed).
-type rangeFlags struct {
-	width       uint64
-	limit       int64
-	consistency string
-	keysOnly    bool
-	countOnly   bool
-}
-
-func (r *rangeFlags) register(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.Uint64Var(&r.width, "range-width", 1, "keys per range request: [start, start+N) from a random start; 1 is a single-key get")
-	f.Int64Var(&r.limit, "limit", 0, "maximum keys a range returns (0: no limit)")
-	f.StringVar(&r.consistency, "consistency", "l", "l (linearizable) or s (serializable)")
-	f.BoolVar(&r.keysOnly, "keys-only", false, "return keys only")
-	f.BoolVar(&r.countOnly, "count-only", false, "return the count only")
-}
-
-// watchFlags shape watchers (watch and mixed).
-type watchFlags struct {
-	watchers    int
-	streams     int
-	watchedKeys uint64
-	prefix      bool
-}
-
-func (w *watchFlags) register(cmd *cobra.Command, watchers int, what string) {
-	f := cmd.Flags()
-	f.IntVar(&w.watchers, "watchers", watchers, "watchers in all"+what)
-	f.IntVar(&w.streams, "streams", 1, "gRPC watch streams the watchers spread over (over the --conns connections)")
-	f.Uint64Var(&w.watchedKeys, "watched-keys", 1, "keys the watchers spread over")
-	f.BoolVar(&w.prefix, "watch-prefix", false, "every watcher watches the whole prefix, as kube-apiserver's watch cache watches a resource: each event reaches every watcher")
-}
-
 func newBenchCmd(a *app) *cobra.Command {
 	bf := &benchFlags{}
 	cmd := &cobra.Command{
@@ -92,114 +58,34 @@ func newBenchCmd(a *app) *cobra.Command {
 	f.IntVar(&bf.valSize, "val-size", 256, "value bytes")
 	f.DurationVar(&bf.compact, "compact-interval", 0, "compact the cluster's history every interval during the load, keeping one interval of it, as kube-apiserver does every 5m (--etcd-compaction-interval); reported as the \"compact\" op. It compacts the whole keyspace (0: never)")
 	bf.worker.register(f)
-	cmd.AddCommand(newBenchPutCmd(a, bf), newBenchRangeCmd(a, bf), newBenchWatchCmd(a, bf), newBenchMixedCmd(a, bf),
-		newBenchTxnCmd(a, bf), newBenchLeaseCmd(a, bf), newBenchListCmd(a, bf))
-	return cmd
-}
-
-func newBenchPutCmd(a *app, bf *benchFlags) *cobra.Command {
-	var keySpace uint64
-	var sequential bool
-	cmd := &cobra.Command{
-		Use:   "put",
-		Short: "Put a value to keys under the prefix",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
-				return bench.NewPut(clis, bench.PutConfig{Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize, KeySpace: keySpace, Sequential: sequential})
-			})
-		},
+	for _, k := range profiles.Kinds() {
+		if k.Command != nil {
+			cmd.AddCommand(newBenchOpCmd(a, bf, k))
+		}
 	}
-	cmd.Flags().Uint64Var(&keySpace, "key-space-size", 1, "distinct keys written (1, as etcd's benchmark)")
-	cmd.Flags().BoolVar(&sequential, "sequential-keys", false, "write keys in order; default is uniformly random")
 	return cmd
 }
 
-func newBenchRangeCmd(a *app, bf *benchFlags) *cobra.Command {
-	var keys uint64
-	var rf rangeFlags
-	cmd := &cobra.Command{
-		Use:   "range",
-		Short: "Fill keys under the prefix, then range over them",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
-				return bench.NewRange(clis, bench.RangeConfig{
-					Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize, Keys: keys,
-					Width: rf.width, Limit: rf.limit, Consistency: rf.consistency, KeysOnly: rf.keysOnly, CountOnly: rf.countOnly,
-				})
-			})
-		},
-	}
-	cmd.Flags().Uint64Var(&keys, "keys", 1000, "keys filled (not measured) before the run")
-	rf.register(cmd)
-	return cmd
-}
-
-func newBenchWatchCmd(a *app, bf *benchFlags) *cobra.Command {
-	var wf watchFlags
-	cmd := &cobra.Command{
-		Use:   "watch",
-		Short: "Watch keys while putting to them; latency is from each put's send to each watcher",
-		Long:  bench.WatchUsage,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
-				return bench.NewWatch(clis, bench.WatchConfig{
-					Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize,
-					Watchers: wf.watchers, Streams: wf.streams, WatchedKeys: wf.watchedKeys, PrefixWatch: wf.prefix,
-				})
-			})
-		},
-	}
-	wf.register(cmd, 10, "")
-	return cmd
-}
-
-func newBenchMixedCmd(a *app, bf *benchFlags) *cobra.Command {
-	var (
-		keySpace  uint64
-		readRatio float64
-		rf        rangeFlags
-		wf        watchFlags
-		mf        mixFlags
-	)
-	cmd := &cobra.Command{
-		Use:   "mixed",
-		Short: "Read and write one key set by ratio, optionally watched; each op type reported",
-		Long:  bench.MixedUsage,
-		Example: `  etcdperf bench mixed --rate 500 --read-ratio 0.9
-  etcdperf bench mixed --rate 300 --ratios txn=0.7,txn-create=0.1,txn-delete=0.1,list=0.01,lease=0.09 --watchers 3 --watch-prefix`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if mf.ratios != "" {
-				if cmd.Flags().Changed("read-ratio") {
-					return usageErr(errors.New("--read-ratio and --ratios exclude each other: give range=R in --ratios"))
-				}
-				p, err := mf.profile(bf, keySpace, rf, wf)
-				if err != nil {
-					return usageErr(err)
-				}
-				return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
-					w, _, err := profiles.Build(p, clis, bf.prefix)
-					return w, err
-				})
+// newBenchOpCmd is 'bench NAME' of a workload op, all of it from the op's kind.
+func newBenchOpCmd(a *app, bf *benchFlags, k *profiles.Kind) *cobra.Command {
+	cmd := &cobra.Command{Use: k.Name, Short: k.Short, Long: k.Long, Example: k.Example, Args: cobra.NoArgs}
+	run := k.Command(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if run.Check != nil {
+			if err := run.Check(bf.base()); err != nil {
+				return usageErr(err) // before connecting: etcd would refuse the requests
 			}
-			return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
-				return bench.NewMixed(clis, bench.MixedConfig{
-					Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize, KeySpace: keySpace, ReadRatio: readRatio,
-					Width: rf.width, Limit: rf.limit, Consistency: rf.consistency, KeysOnly: rf.keysOnly, CountOnly: rf.countOnly,
-					Watchers: wf.watchers, Streams: wf.streams, WatchedKeys: wf.watchedKeys, PrefixWatch: wf.prefix,
-				})
-			})
-		},
+		}
+		return a.runBench(cmd, bf, func(clis []*clientv3.Client) (bench.Workload, error) {
+			return run.New(clis, bf.base()) // after --worker-index moved the prefix
+		})
 	}
-	cmd.Flags().Uint64Var(&keySpace, "key-space-size", 1000, "keys filled first, then read and overwritten")
-	cmd.Flags().Float64Var(&readRatio, "read-ratio", 0.8, "fraction of requests that are ranges; the rest are puts")
-	rf.register(cmd)
-	wf.register(cmd, 0, " (0: no watch load)")
-	mf.register(cmd)
 	return cmd
+}
+
+// base is what of the shared flags a workload reads.
+func (bf *benchFlags) base() profiles.Base {
+	return profiles.Base{Prefix: bf.prefix, KeySize: bf.keySize, ValSize: bf.valSize, Rate: bf.rate, Clients: bf.clients}
 }
 
 // validate checks what flagRules cannot: they already hold every numeric flag

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -24,16 +24,8 @@ import (
 // prefix that no run may touch, and returns its endpoint and a client.
 func benchEtcd(t *testing.T) (string, *clientv3.Client) {
 	t.Helper()
-	c, err := cluster.Start(context.Background(), cluster.Config{TickMs: 10, ElectionMs: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	c := clustertest.Start(t, cluster.Config{TickMs: 10, ElectionMs: 100})
+	cli := clustertest.Client(t, c)
 	if _, err := cli.Put(context.Background(), "/outside", "keep"); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +92,7 @@ func TestBenchJSONContract(t *testing.T) {
 			if got := keysOf(out["target"].(map[string]any)); !slices.Equal(got, []string{"embedded", "endpoints", "server_version"}) {
 				t.Errorf("target keys %v", got)
 			}
-			if got := keysOf(out["client"].(map[string]any)); !slices.Equal(got, []string{"cpu_seconds", "max_rss_bytes"}) {
+			if got := keysOf(out["client"].(map[string]any)); !slices.Equal(got, []string{"cpu_seconds", "max_rss_bytes", "transport"}) {
 				t.Errorf("client keys %v", got)
 			}
 			ops := out["ops"].([]any)
@@ -132,6 +124,46 @@ func TestBenchJSONContract(t *testing.T) {
 			}
 			checkUntouched(t, cli)
 		})
+	}
+}
+
+// TestBenchTransport runs a short bench over each --transport against one
+// etcd: the requests succeed, and the run file, -w json and the text output
+// name the transport that carried them.
+func TestBenchTransport(t *testing.T) {
+	ep, cli := benchEtcd(t)
+	for _, tr := range []string{"lean", "grpc", "grpc-tuned"} {
+		for _, format := range []string{"json", "simple"} {
+			t.Run(tr+"/"+format, func(t *testing.T) {
+				dir := t.TempDir()
+				runFile := filepath.Join(dir, "run.json")
+				r := runBin(t, nil, "bench", "put", "--total", "300", "--clients", "4", "--conns", "2", "--transport", tr,
+					"--endpoints", ep, "-w", format, "--run-file", runFile)
+				if r.code != ExitOK && r.code != ExitInvalid && r.code != ExitFail {
+					t.Fatalf("exit %d: %s", r.code, r.stderr)
+				}
+				if format == "json" {
+					var out struct {
+						Client struct {
+							Transport string `json:"transport"`
+						} `json:"client"`
+					}
+					if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Client.Transport != tr {
+						t.Errorf("-w json client.transport %q (%v), want %q", out.Client.Transport, err, tr)
+					}
+				} else if !strings.Contains(r.stdout, ", transport "+tr+"\n") {
+					t.Errorf("output does not name transport %s:\n%s", tr, r.stdout)
+				}
+				run, err := results.ReadFile(runFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if run.Client.Transport != tr || len(run.Ops) != 1 || run.Ops[0].Requests != 300 || run.Ops[0].Errors != 0 {
+					t.Errorf("run file: transport %q, ops %+v; want %s, 300 puts without errors", run.Client.Transport, run.Ops, tr)
+				}
+				checkUntouched(t, cli)
+			})
+		}
 	}
 }
 

@@ -135,14 +135,15 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	run.Diagnosis = lr.Report.Diagnosis()
 	run.Diagnosis.Verdict = &verdict
 	lr.Report.Verbose = a.verbose
-	out := report.NewCheck(run, "", lr.Report, report.ProfileOf(p))
-	out.Verdict, out.Criteria, out.Compat = verdict, criteria, compat
+	res := check.Result{Verdict: verdict, Criteria: criteria, Compat: compat, ExitFollows: "default", Profile: p.Summary(),
+		P99LimitMs: float64(limit) / float64(time.Millisecond), P99Source: src}
 	if cf.compat {
-		out.ExitFollows = "compat"
+		res.ExitFollows = "compat"
 	}
-	if err := report.KeepJob(run, out); err != nil {
+	if err := run.SetSection(res); err != nil {
 		return err
 	}
+	out := report.NewCheck(run, "", lr.Report, res)
 	path, werr := a.writeRun(run)
 	if werr == nil {
 		werr = writeReport(cf.report, run)
@@ -151,10 +152,7 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	if perr := report.Print(a.stdout, a.output, out); perr != nil {
 		return perr
 	}
-	status := out.Verdict.Status
-	if cf.compat {
-		status = out.Compat.Status
-	}
+	status := res.Status()
 	switch {
 	case run.Interrupted:
 		return fmt.Errorf("interrupted: partial results written to %s, keys under %s deleted: %w", path, cf.prefix, context.Canceled)

@@ -96,6 +96,7 @@ func TestCheckLoadSmallE2E(t *testing.T) {
 			t.Errorf("unexplained verdict: %s", out.Verdict.Summary)
 		}
 	}
+	checkRunFile(t, runFile, "check")
 	// analyze RUNFILE prints check's verdict and exits by it.
 	an := runBin(t, nil, "analyze", runFile, "-w", "json")
 	var again report.Check
@@ -106,7 +107,7 @@ func TestCheckLoadSmallE2E(t *testing.T) {
 	if r.code != ExitOK && r.code != ExitFail {
 		t.Fatalf("--compat exit %d: %s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "compat verdict (etcdctl check perf rule)") || !strings.Contains(r.stdout, "exit code follows the compat verdict") {
+	if !strings.Contains(r.stdout, "compat (etcdctl check perf rule)") || !strings.Contains(r.stdout, "exit code follows the compat verdict") {
 		t.Errorf("simple output:\n%s", r.stdout)
 	}
 }

@@ -15,7 +15,7 @@ import (
 type connFlags struct{ conn.Config }
 
 // target is a connected cluster.
-type target = conn.Target
+type target = conn.Session
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.Endpoints, "endpoints", nil, "gRPC endpoints (default: start an embedded etcd)")
@@ -38,6 +38,7 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DiscoverySrvName, "discovery-srv-name", "", "service name to query when using DNS discovery")
 	fs.BoolVar(&c.InsecureDiscovery, "insecure-discovery", true, "accept insecure SRV records describing cluster endpoints")
 	fs.IntVar(&c.MaxRecvBytes, "max-recv-bytes", 0, "client-side response receive limit in bytes (if 0, it defaults to \"math.MaxInt32\")")
+	fs.StringVar(&c.Transport, "transport", conn.TransportLean, "what carries the load's requests: lean (etcdperf's own HTTP/2 client), grpc (clientv3's connection, as applications have it) or grpc-tuned (gRPC-go without clientv3's interceptors)")
 }
 
 // connect reaches the cluster named by the flags or starts an embedded one (conn.Connect).

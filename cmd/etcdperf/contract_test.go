@@ -48,7 +48,7 @@ func sampleRunFile(t *testing.T, dir, name string) string {
 	run := &results.Run{
 		Version: results.Version, Command: "bench put", Valid: true, DurationS: 1,
 		StartedAt: time.Unix(1800000000, 0).UTC(), EndedAt: time.Unix(1800000001, 0).UTC(),
-		Target: results.Target{Endpoints: []string{"http://127.0.0.1:2379"}},
+		Target: results.ClusterInfo{Endpoints: []string{"http://127.0.0.1:2379"}},
 		Ops:    []results.Op{{Op: "put", Requests: 100, ThroughputRPS: 100, Latency: results.Summarize(h), Service: results.Summarize(h), ResponseHist: x, ServiceHist: x}},
 	}
 	path := filepath.Join(dir, name)
@@ -110,6 +110,8 @@ func TestEveryCommandWritesOneJSONObject(t *testing.T) {
 		"etcdperf drill replace-member":  {elsewhere: "TestDrillReplaceJSON (a 3-member cluster)"},
 		"etcdperf drill rolling-restart": {args: []string{"--rate", "50", "--before", "1s", "--after", "1s", "--settle", "1s"}, live: true},
 		"etcdperf k8s worker":            {}, // simple only: refused below
+		"etcdperf k8s canary":            {args: []string{"--", "--endpoints=x"}},
+		"etcdperf serve":                 {args: []string{"--endpoints", ep, "--every", "10s", "--probes", "1", "--listen", "127.0.0.1:0"}, live: true},
 		"etcdperf help":                  {},
 		"etcdperf completion bash":       {},
 		"etcdperf completion zsh":        {},

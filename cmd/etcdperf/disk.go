@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/diskprobe"
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 	"github.com/etcdperf/etcdperf/units"
@@ -50,7 +51,7 @@ func newDiskCmd(a *app) *cobra.Command {
 				return fmt.Errorf("disk probe interrupted, partial results written: %w", err)
 			case werr != nil:
 				return werr
-			case res.Grade == diskprobe.Fail:
+			case res.Severity() == finding.Fail:
 				return withCode(ExitFail, nil)
 			}
 			return nil

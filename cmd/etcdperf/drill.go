@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/conn"
 	"github.com/etcdperf/etcdperf/drill"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
@@ -84,8 +85,21 @@ func (a *app) startLoad(cmd *cobra.Command, df *drillFlags, t *target, env *dril
 	cfg := a.conn.ClientConfig(eps, tlsCfg, t.Client.Username, t.Client.Password)
 	lc := df.load
 	lc.Dial = func() (*clientv3.Client, error) { return clientv3.New(cfg) }
+	transport := conn.TransportGRPC // what the loops use unless a direct connection opens
+	lc.DialDirect = func() (drill.DirectConn, error) {
+		cc, used, err := conn.DialLoad(cmd.Context(), a.conn.Transport, cfg)
+		if cc == nil {
+			return nil, err
+		}
+		transport = used
+		return cc, err
+	}
 	lc.RateSet, lc.Prefix = cmd.Flags().Changed("rate"), df.prefix+"drill-load/"
-	lc.NewRun = func() *results.Run { return a.newRun(cmd, strings.TrimPrefix(cmd.CommandPath(), "etcdperf "), t) }
+	lc.NewRun = func() *results.Run {
+		run := a.newRun(cmd, strings.TrimPrefix(cmd.CommandPath(), "etcdperf "), t)
+		run.Client.Transport = transport
+		return run
+	}
 	load, closeLoad, err := drill.NewLoad(lc)
 	if errors.Is(err, drill.ErrLoadConfig) {
 		return nil, usageErr(err)

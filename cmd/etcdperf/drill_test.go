@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 )
 
 func TestDrillBadInvocations(t *testing.T) {
@@ -51,11 +51,7 @@ func TestDrillRefusesSmallCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd")
 	}
-	c, err := cluster.Start(context.Background(), cluster.Config{Processes: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := clustertest.Start(t, cluster.Config{Processes: true})
 	r := runBin(t, nil, "drill", "replace-member", "--endpoints", c.Endpoints()[0], "--yes-change-membership",
 		"--new-member", "x=http://127.0.0.1:1,http://127.0.0.1:2", "--start-cmd", "false")
 	assertCleanError(t, r)
@@ -108,6 +104,7 @@ func TestDrillReplaceJSON(t *testing.T) {
 	if !strings.Contains(r.stderr, "drill: phase snapshot") {
 		t.Errorf("no per-phase progress on stderr: %s", r.stderr)
 	}
+	checkRunFile(t, out.RunFile, "drill-replace-member")
 	// The run file holds the drill: its report shows what the drill printed.
 	rr := runBin(t, nil, "report", out.RunFile)
 	if rr.code != 0 || !strings.Contains(rr.stdout, "\nDRILL\n  replace-member (learner): removed ") || !strings.Contains(rr.stdout, "verify: 3 voting member(s)") {

@@ -22,7 +22,7 @@ var (
 		"size": "lots", "ratios": "put=x", "cacert": "/nonexistent/ca.pem",
 		"cert": "/nonexistent/cert.pem", "key": "/nonexistent/key.pem", "prometheus-http-config": "/nonexistent.yml",
 		"tls-secret": "Bad_Name", "name": "Bad_Name", "namespace": "Bad_NS",
-		"cpu": "lots", "memory": "lots", "threshold": "much",
+		"cpu": "lots", "memory": "lots", "threshold": "much", "listen": "no-port", "transport": "quic", "rule-label": "novalue",
 	}
 	freeStrings = map[string]string{
 		"prefix": "any key prefix", "data-dir": "created", "results-dir": "created", "run-file": "created",
@@ -31,13 +31,14 @@ var (
 		"member": "named at run time", "members": "named at run time", "new-member": "checked with the cluster",
 		"restart-cmd": "a shell command", "start-cmd": "a shell command", "retire-cmd": "a shell command",
 		"shape": "checked with the cluster", "kubernetes": "checked by the plan model", "kube-assume": "checked by the plan model",
-		"selector": "PromQL matchers, checked by Prometheus", "metrics-urls": "URLs, checked when scraped",
+		"selector": "PromQL matchers, checked by Prometheus", "container-selector": "PromQL matchers, checked by Prometheus", "metrics-urls": "URLs, checked when scraped",
 		"values": "checked by inspect", "cpu-profile": "created", "endpoints": "checked when dialled",
 		"analysis": "read when rendered", "snapshot": "read when inspected", "previous": "read when inspected",
 		"metrics": "read when analyzed", "prometheus": "checked when queried",
 		"discovery-srv-name": "a service name, used with --discovery-srv",
 		"discovery-srv":      "resolved when a command connects (internal/etcdctl's TestLookupNoRecords)",
 		"pvc":                "read with --results pvc only; TestManifestRefusesBadJobs refuses a bad one",
+		"disk-dir":           "checked by the fsync probe when it runs (serve)",
 		"kube-model":         "read with --kubernetes only (plan_kube tests)", "val-size": "plan's, read with --datascale only (bench's is numeric)",
 	}
 )
@@ -98,6 +99,7 @@ var (
 		"etcdperf report": {"run.json"}, "etcdperf compare": {"a.json", "b.json"}, "etcdperf merge": {"a.json"},
 		"etcdperf profiles show": {"check-perf-s"}, "etcdperf k8s job": {"--", "bench", "put", "--endpoints=x"},
 		"etcdperf k8s worker": {"--", "bench", "put", "--run-file=x"},
+		"etcdperf k8s canary": {"--", "--endpoints=x"},
 	}
 	contextArgs = map[string][]string{
 		"etcdperf k8s job": {"--workers=2"},
@@ -154,4 +156,38 @@ func TestBadFlagValues(t *testing.T) {
 		})
 	}
 	t.Logf("%d refused values", n)
+}
+
+// TestTransportFlag: --transport is a connection flag, so every load command
+// has it with one rule: a value other than lean, grpc or grpc-tuned is refused
+// before anything runs, in one line naming the values; the empty value too.
+func TestTransportFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "put", "--transport", "quic"}, `--transport must be one of lean, grpc, grpc-tuned, got "quic"`},
+		{[]string{"bench", "txn", "--transport="}, `--transport must be one of lean, grpc, grpc-tuned, got ""`},
+		{[]string{"check", "--transport", "GRPC"}, `got "GRPC"`},
+		{[]string{"plan", "--profile=check-perf-s", "--slo=p99=25ms", "--transport", "h2"}, `got "h2"`},
+		{[]string{"qualify", "--transport", "h2"}, `got "h2"`},
+		{[]string{"drill", "rolling-restart", "--transport", "h2"}, `got "h2"`},
+		{[]string{"drill", "replace-member", "--transport", "h2"}, `got "h2"`},
+	} {
+		dir := t.TempDir()
+		r := runBinIn(t, dir, append(tc.args, "--results-dir", filepath.Join(dir, "runs"))...)
+		if r.code != ExitError || strings.Count(strings.TrimRight(r.stderr, "\n"), "\n") != 0 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, r.code, r.stderr, tc.want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%v: wrote %v", tc.args, entries)
+		}
+	}
+	// Every value is shown in the help of every command that drives load.
+	for _, c := range [][]string{{"bench", "put"}, {"check"}, {"plan"}, {"qualify"}, {"drill", "rolling-restart"}} {
+		r := runBin(t, nil, append(c, "--help")...)
+		if r.code != 0 || !strings.Contains(r.stdout, "--transport string") || !strings.Contains(r.stdout, "grpc-tuned") {
+			t.Errorf("%v --help: exit %d, no --transport in\n%s", c, r.code, r.stdout)
+		}
+	}
 }

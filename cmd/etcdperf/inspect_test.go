@@ -12,11 +12,9 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/inspect"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 )
 
 func TestInspectBadInvocations(t *testing.T) {
@@ -75,16 +73,8 @@ type inspectJSON struct {
 
 func TestInspectEndToEnd(t *testing.T) {
 	ctx := context.Background()
-	c, err := cluster.Start(ctx, cluster.Config{TickMs: 10, ElectionMs: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	c := clustertest.Start(t, cluster.Config{TickMs: 10, ElectionMs: 100})
+	cli := clustertest.Client(t, c)
 	// 20 keys of 300 B under /app/a/, 5 of 2 KiB under /app/b/, each /app/b/ key written twice.
 	wantKeys, wantKeyBytes, wantValueBytes := int64(0), int64(0), int64(0)
 	put := func(k string, n int) {

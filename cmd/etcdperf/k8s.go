@@ -21,7 +21,7 @@ func newK8sCmd(a *app) *cobra.Command {
 		Use:   "k8s",
 		Short: "Write Kubernetes manifests that run etcdperf from many machines",
 	}
-	cmd.AddCommand(newK8sJobCmd(a), newK8sWorkerCmd())
+	cmd.AddCommand(newK8sJobCmd(a), newK8sCanaryCmd(a), newK8sWorkerCmd())
 	return cmd
 }
 

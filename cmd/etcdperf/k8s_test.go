@@ -159,7 +159,7 @@ func TestMergeCommandBadInput(t *testing.T) {
 		run := &results.Run{
 			Version: results.Version, Command: "bench put", Valid: true, DurationS: 1,
 			StartedAt: time.Unix(1800000000, 0).UTC(), EndedAt: time.Unix(1800000001, 0).UTC(),
-			Target: results.Target{ClusterID: "c1"}, Flags: map[string]string{"val-size": "256"},
+			Target: results.ClusterInfo{ClusterID: "c1"}, Flags: map[string]string{"val-size": "256"},
 			Ops: []results.Op{{Op: "put", Requests: 1, ResponseHist: x, ServiceHist: x}},
 		}
 		edit(run)

@@ -5,13 +5,12 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 )
 
 // foreignKeys are keys etcdperf does not own: siblings of its prefixes that
@@ -62,17 +61,9 @@ func TestForeignKeysUntouched(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live runs")
 	}
-	c, err := cluster.Start(context.Background(), cluster.Config{TickMs: 10, ElectionMs: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := clustertest.Start(t, cluster.Config{TickMs: 10, ElectionMs: 100})
 	ep := c.Endpoints()[0]
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := clustertest.Client(t, c)
 	ctx := context.Background()
 	lease, err := cli.Grant(ctx, 3600)
 	if err != nil {

@@ -21,6 +21,7 @@ func (a *app) newRun(cmd *cobra.Command, command string, t *target) *results.Run
 	}
 	if t != nil {
 		run.Target = t.Info
+		run.Client.Transport = t.Transport
 	}
 	return run
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/internal/cli"
 	"github.com/etcdperf/etcdperf/plan"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
@@ -99,24 +100,35 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 			return nil, err
 		}
 		if lr.Err != nil {
-			return nil, fmt.Errorf("step at %.0f req/s: %w", rate, lr.Err)
+			err := fmt.Errorf("step at %.0f req/s: %w", rate, lr.Err)
+			if len(lr.Run.Ops) == 0 {
+				return nil, err
+			}
+			// It measured before it failed (a member lost, the cleanup after it):
+			// the step is judged and kept, and the search stops with it.
+			s := plan.Judge(lr.Run, lr.Report, slo, pf.ErrorBudget)
+			s.OfferedRPS = rate
+			return &s, err
 		}
 		s := plan.Judge(lr.Run, lr.Report, slo, pf.ErrorBudget)
 		s.OfferedRPS = rate
 		return &s, nil
 	}
-	steps, good, bad, err := pf.Ramp().Run(step)
-	if err != nil {
-		return err
+	steps, good, bad, stopped := pf.Ramp().Run(step)
+	if stopped != nil && len(steps) == 0 {
+		return stopped
 	}
 	res := plan.NewResult(slo, pf.ExpectedRPS, pf.MaxRate, steps, good, bad)
-	prof := report.ProfileOf(p)
+	if stopped != nil {
+		res.Stop(stopped)
+	}
+	prof := p.Summary()
 	prof.DurationS = pf.StepDuration.Seconds()
 	run := plan.RunFile(steps, good, res.Diagnosis())
-	if err := report.KeepJob(run, report.Plan{Result: res, Profile: prof}); err != nil {
+	if err := run.SetSection(plan.Record{Result: res, Profile: prof}); err != nil {
 		return err
 	}
-	return a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
+	return stoppedExit(stopped, a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
 		out := report.Plan{Result: res, Profile: prof, RunFile: path}
 		if pf.report != "" {
 			if err := writeReport(pf.report, run); err != nil {
@@ -125,7 +137,18 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 			out.Report = pf.report
 		}
 		return out, nil
-	})
+	}))
+}
+
+// stoppedExit is the exit of a plan whose search stopped early with stopped
+// (nil: it finished) once finish printed the steps that did and wrote the run
+// file: the stop's own error (exit 2, or 130 when interrupted), unless finish
+// itself failed to write or print.
+func stoppedExit(stopped, finished error) error {
+	if stopped == nil || (finished != nil && cli.Code(finished) == ExitError) {
+		return finished
+	}
+	return stopped
 }
 
 // finish is the tail of the commands that judge: it writes the run file, prints

@@ -63,7 +63,15 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 			return false, err
 		}
 		if lr.Err != nil {
-			return false, fmt.Errorf("step at %d nodes: %w", nodes, lr.Err)
+			err := fmt.Errorf("step at %d nodes: %w", nodes, lr.Err)
+			if len(lr.Run.Ops) > 0 {
+				// It measured before it failed (a member lost, the cleanup after
+				// it): the step is judged and kept, and the search stops with it.
+				s := plan.JudgeKube(tr.Nodes, tr.Pods, lr.Run, lr.Report, slo, pf.ErrorBudget)
+				steps[nodes] = s
+				order = append(order, s)
+			}
+			return false, err
 		}
 		if t.Cluster != nil {
 			// Steps at a 5m compaction interval never compact; the embedded etcd is
@@ -77,16 +85,22 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 		order = append(order, s)
 		return s.OK, nil
 	}
-	good, bad, err := plan.Search(c.Nodes, pf.kube.MaxNodes, pf.Bisections, plan.BisectResolution, step)
-	if err != nil {
-		return err
+	good, bad, stopped := plan.Search(c.Nodes, pf.kube.MaxNodes, pf.Bisections, plan.BisectResolution, step)
+	if stopped != nil {
+		if len(order) == 0 {
+			return stopped
+		}
+		good, bad = plan.KubeKnee(order)
 	}
 	res := plan.NewKubeResult(c, as, slo, order, steps[good], steps[bad], pf.kube.MaxNodes)
+	if stopped != nil {
+		res.Stop(stopped)
+	}
 	run := res.RunFile(steps[good])
-	if err := report.KeepJob(run, report.KubePlan{KubeResult: res}); err != nil {
+	if err := run.SetSection(res); err != nil {
 		return err
 	}
-	return a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
+	return stoppedExit(stopped, a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
 		return report.KubePlan{KubeResult: res, RunFile: path}, nil
-	})
+	}))
 }

@@ -1,12 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -40,6 +48,7 @@ func TestPlanFindsKnee(t *testing.T) {
 	if out.Curve == nil || len(out.Curve.Points) != len(out.Steps) || out.Curve.Knee < 0 || out.Headroom == nil {
 		t.Errorf("curve %+v headroom %v", out.Curve, out.Headroom)
 	}
+	checkRunFile(t, out.RunFile, "plan")
 	// The run file keeps every step's run and the plan's own verdict and curve.
 	run, err := results.ReadFile(out.RunFile)
 	if err != nil {
@@ -97,9 +106,68 @@ func TestQualifySmall(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	checkRunFile(t, runFile, "qualify")
 	// analyze RUNFILE prints what qualify printed and exits by its verdict.
 	an := runBin(t, nil, "analyze", runFile)
 	if want, _, _ := strings.Cut(r.stdout, "run file: "); an.code != r.code || !strings.HasPrefix(an.stdout, want) {
 		t.Errorf("analyze of qualify's run file: exit %d (qualify's %d):\n%s\nwant first:\n%s", an.code, r.code, an.stdout, want)
+	}
+}
+
+// TestPlanKeepsStepsWhenAMemberDies kills the only member (a separate etcd
+// process) during the ramp: plan prints the steps that finished and the knee so
+// far, writes its run file with them, names why it stopped, and exits 2.
+func TestPlanKeepsStepsWhenAMemberDies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live run")
+	}
+	c := clustertest.Start(t, cluster.Config{Processes: true})
+	m := c.Members()[0]
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		// Steps of 2 s: once the load has written keys, 3 s later the first step
+		// has finished (however slow the machine was to start it).
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			resp, err := cli.Get(context.Background(), "/etcdperf/plan/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+			if err == nil && resp.Count > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Error("no key of the load after 60 s")
+				return
+			}
+		}
+		time.Sleep(3 * time.Second)
+		if err := m.Signal(syscall.SIGKILL); err != nil {
+			t.Error(err)
+		}
+	}()
+	dir := t.TempDir()
+	r := runBin(t, nil, "plan", "--endpoints", c.Endpoints()[0], "--profile", "check-perf-s", "--slo", "p99=5s", "--start-rate", "50",
+		"--max-rate", "100000", "--step-duration", "2s", "--warmup", "0s", "--dial-timeout", "2s", "--run-file", filepath.Join(dir, "plan.json"), "-w", "json")
+	<-killed
+	if r.code != ExitError || !strings.Contains(r.stderr, "step at") {
+		t.Fatalf("exit %d, want 2 with the step that failed: %s", r.code, r.stderr)
+	}
+	var out report.Plan
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, r.stdout)
+	}
+	t.Logf("verdict: %s", out.Verdict.Summary)
+	if len(out.Steps) == 0 || out.Stopped == "" || out.Verdict.Status != "fail" || !strings.Contains(out.Verdict.Summary, "the search stopped after") {
+		t.Fatalf("steps %d, stopped %q, verdict %+v: want the finished steps and why it stopped", len(out.Steps), out.Stopped, out.Verdict)
+	}
+	run, err := results.ReadFile(out.RunFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Steps) != len(out.Steps) {
+		t.Errorf("run file holds %d steps, plan printed %d", len(run.Steps), len(out.Steps))
 	}
 }

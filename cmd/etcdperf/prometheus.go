@@ -18,6 +18,7 @@ import (
 // instead of the scrapes in a run file.
 type promFlags struct {
 	url, selector string
+	containerSel  string
 	httpConfig    string
 	from, to      time.Time
 	stdin         io.Reader // the run file when it is named -
@@ -27,6 +28,7 @@ func (p *promFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.url, "prometheus", "", "read the members' metrics from this Prometheus server (http://host:9090) over --from..--to")
 	fs.StringVar(&p.httpConfig, "prometheus-http-config", "", "Prometheus HTTP client config `FILE` as promtool's --http.config.file: basic_auth, authorization (credentials_file), tls_config, proxy_url")
 	fs.StringVar(&p.selector, "selector", "", `label matchers of the members' series in Prometheus, e.g. 'job="etcd"'`)
+	fs.StringVar(&p.containerSel, "container-selector", "", `label matchers of the cAdvisor series of the members' containers, e.g. 'pod=~"etcd-.*"' (default: the container named etcd on each member's host)`)
 	fs.Var((*bench.TimeValue)(&p.from), "from", "start of the window, RFC 3339 or unix seconds (default: the run file's start)")
 	fs.Var((*bench.TimeValue)(&p.to), "to", "end of the window, RFC 3339 or unix seconds (default: the run file's end, else now)")
 }
@@ -55,7 +57,7 @@ func (p *promFlags) run(ctx context.Context, args []string) (*results.Run, error
 		}
 		run = r
 	}
-	prom := &analyze.Prometheus{URL: p.url, Selector: p.selector}
+	prom := &analyze.Prometheus{URL: p.url, Selector: p.selector, ContainerSelector: p.containerSel}
 	if p.httpConfig != "" {
 		cfg, err := analyze.LoadHTTPConfig(p.httpConfig)
 		if err != nil {

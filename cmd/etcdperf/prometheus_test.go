@@ -13,6 +13,7 @@ import (
 	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/internal/cli"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/internal/faults"
 	"github.com/etcdperf/etcdperf/internal/promtest"
 	"github.com/etcdperf/etcdperf/results"
@@ -30,11 +31,7 @@ func TestPrometheusMatchesScrapes(t *testing.T) {
 	// their thresholds, where the two sources' windows (the run's, and
 	// Prometheus's whole seconds) cannot grade them apart; on a disk another
 	// job writes to, a count of slow fsyncs could differ by one across a line.
-	c, err := cluster.Start(context.Background(), cluster.Config{TickMs: 10, ElectionMs: 100, Dir: faults.MemDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := clustertest.Start(t, cluster.Config{TickMs: 10, ElectionMs: 100, Dir: faults.MemDir(t)})
 	ep := c.Endpoints()[0]
 	u, err := url.Parse(ep)
 	if err != nil {

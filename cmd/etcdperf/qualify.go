@@ -72,7 +72,8 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 		run = a.newRun(cmd, "qualify", nil)
 	}
 	run = res.RunFile(run, host, disk)
-	if err := report.KeepJob(run, report.NewQualify(res, host, disk, run, "")); err != nil {
+	out := report.NewQualify(res, host, disk, run, "")
+	if err := run.SetSection(qualify.Record{Result: out.Result, Disk: out.Disk, Host: out.Host}); err != nil {
 		return err
 	}
 	return a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {

@@ -11,25 +11,17 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/results"
 )
 
 // threeMembers starts a 3-member cluster of separate processes and a client to it.
 func threeMembers(t *testing.T) (*cluster.Cluster, *clientv3.Client) {
 	t.Helper()
-	c, err := cluster.Start(context.Background(), cluster.Config{Members: 3, Processes: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	c := clustertest.Start(t, cluster.Config{Members: 3, Processes: true})
+	cli := clustertest.Client(t, c)
 	return c, cli
 }
 

@@ -1,17 +1,18 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"image"
+	"html"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/internal/chromiumtest"
 	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -161,44 +162,16 @@ func TestReportBadInput(t *testing.T) {
 // the screenshot shows the page: the verdict's red pill (CSS applied) and the plot
 // lines' blue (embedded images decoded), not a blank or broken page.
 func TestReportHTMLInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed (Debian: apt-get install -y chromium; .ci/run installs it)")
-	}
-	if testing.Short() {
-		t.Skip("starts a browser")
-	}
-	dir := t.TempDir()
+	br := chromiumtest.New(t, 1200, 2000)
 	r := runBin(t, nil, "report", fixture(t, "run-fixture.json"), "--analysis", fixture(t, "diagnosis-fixture.json"), "--format", "html")
 	if r.code != ExitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	page := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(page, []byte(r.stdout), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	shot := filepath.Join(dir, "out.png")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot, "--window-size=1200,2000", "file://"+page)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, out)
-	}
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := br.Screenshot(t, r.stdout)
 	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 2000 {
 		t.Errorf("screenshot %dx%d, want 1200x2000", b.Dx(), b.Dy())
 	}
-	colours := countColours(img)
+	colours := chromiumtest.Colours(img)
 	if len(colours) < 500 {
 		t.Errorf("screenshot has %d distinct colours: a blank or unstyled page", len(colours))
 	}
@@ -209,14 +182,75 @@ func TestReportHTMLInChromium(t *testing.T) {
 	}
 }
 
-func countColours(img image.Image) map[[3]uint8]bool {
-	seen := map[[3]uint8]bool{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			seen[[3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}] = true
+// TestReportHTMLTablesFitInChromium lays the HTML report out in headless
+// Chromium at a 1200 px window and checks that every table (the findings'
+// evidence with its long observed values among them) ends within the page's
+// column and the viewport: a table wider than the page hides its last columns.
+func TestReportHTMLTablesFitInChromium(t *testing.T) {
+	br := chromiumtest.New(t, 1200, 2000)
+	dir := t.TempDir()
+	// The fixture's diagnosis, with a finding whose evidence carries every
+	// rule's own signal, threshold and source: the long texts of real runs.
+	b, err := os.ReadFile(fixture(t, "diagnosis-fixture.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d finding.Diagnosis
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	long := finding.Finding{Class: finding.ClassCPU, Severity: finding.Fail, Summary: "every rule's texts"}
+	for _, rule := range analyze.Rules {
+		long.Evidence = append(long.Evidence, finding.Evidence{Signal: rule.Signal, Member: "m0", Severity: finding.Fail,
+			Observed: "some task waited for a CPU 88% of the run (" + rule.Signal + ")", Threshold: rule.Threshold, Source: rule.Source})
+	}
+	d.Findings = append(d.Findings, long)
+	diag := filepath.Join(dir, "diagnosis.json")
+	if b, err = json.Marshal(d); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(diag, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, nil, "report", fixture(t, "run-fixture.json"), "--analysis", diag, "--format", "html")
+	if r.code != ExitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	// The page measures itself once laid out and leaves the figures in the DOM.
+	const measure = `<script>
+const main = document.querySelector("main").getBoundingClientRect().right;
+const out = [];
+for (const t of document.querySelectorAll("table")) {
+  out.push({head: t.rows[0].innerText, right: t.getBoundingClientRect().right});
+}
+document.body.setAttribute("data-fit", JSON.stringify({window: window.innerWidth, viewport: document.documentElement.clientWidth, main: main, tables: out}));
+</script>`
+	dom := br.DOM(t, strings.Replace(r.stdout, "</body>", measure+"</body>", 1))
+	m := regexp.MustCompile(`data-fit="([^"]*)"`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the page did not measure itself:\n%.2000s", dom)
+	}
+	var fit struct {
+		Window, Viewport, Main float64
+		Tables                 []struct {
+			Head  string
+			Right float64
 		}
 	}
-	return seen
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &fit); err != nil {
+		t.Fatal(err)
+	}
+	if fit.Window != 1200 || len(fit.Tables) == 0 {
+		t.Fatalf("window %g px, %d tables: not the page this test lays out", fit.Window, len(fit.Tables))
+	}
+	findings := false
+	for _, tb := range fit.Tables {
+		findings = findings || strings.Contains(tb.Head, "observed")
+		if tb.Right > fit.Main || tb.Right > fit.Viewport {
+			t.Errorf("table %q ends at %.0f px, past the page (%.0f px) or the viewport (%.0f px)", strings.ReplaceAll(tb.Head, "\t", " "), tb.Right, fit.Main, fit.Viewport)
+		}
+	}
+	if !findings {
+		t.Error("no findings table (signal, observed, ...) in the page")
+	}
 }

@@ -105,6 +105,8 @@ func TestBadInvocations(t *testing.T) {
 		{"TLS endpoint hangs", nil, []string{"inspect", "--endpoints", "https://" + hang, "--dial-timeout", "500ms"}, "no answer within the dial timeout"},
 		{"expired server certificate", nil, []string{"bench", "put", "--endpoints", expiredSrv, "--cacert", expired.CA}, "certificate has expired"},
 		{"mismatched cert and key", nil, []string{"bench", "put", "--endpoints", "https://127.0.0.1:1", "--cert", files.ClientCert, "--key", other.ClientKey}, "private key does not match"},
+		{"empty user name", nil, append([]string{"bench", "put", "--user", ":"}, refused...), "the user name is empty"},
+		{"empty user", nil, append([]string{"bench", "put", "--user", ""}, refused...), "the user name is empty"},
 		{"user without password", nil, []string{"bench", "put", "--endpoints", "127.0.0.1:1", "--user", "u"}, "needs a password"},
 		{"password twice", nil, []string{"bench", "put", "--endpoints", "127.0.0.1:1", "--user", "u:p", "--password", "q"}, "--password"},
 		{"garbage run file", nil, []string{"report", garbage}, "not a run file"},

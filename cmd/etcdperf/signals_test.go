@@ -11,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -216,17 +214,9 @@ func TestSecondSignalAborts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live run")
 	}
-	c, err := cluster.Start(context.Background(), cluster.Config{Processes: true, TickMs: 10, ElectionMs: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := clustertest.Start(t, cluster.Config{Processes: true, TickMs: 10, ElectionMs: 100})
 	m := c.Members()[0]
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := clustertest.Client(t, c)
 	runs := t.TempDir()
 	s := startBin(t, t.TempDir(), "bench", "put", "--endpoints", c.Endpoints()[0], "--rate", "100", "--duration", "1m", "--results-dir", runs)
 	s.waitFor(t, "keys under /etcdperf/", func() bool { return prefixKeys(t, cli, "/etcdperf/") > 0 })

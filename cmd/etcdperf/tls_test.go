@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/internal/testcerts"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -56,12 +57,8 @@ func secureEtcd(t *testing.T, files, expired testcerts.Files) (string, *clientv3
 	if err := os.WriteFile(bundle, append(ca, oldCA...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := cluster.Start(context.Background(), cluster.Config{TickMs: 10, ElectionMs: 100,
+	c := clustertest.Start(t, cluster.Config{TickMs: 10, ElectionMs: 100,
 		TLS: &cluster.TLS{CertFile: files.ServerCert, KeyFile: files.ServerKey, TrustedCAFile: bundle, ClientCertAuth: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
 	ep := c.Endpoints()[0]
 	tc := tlsClientConfig(t, files)
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, TLS: tc, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
@@ -174,6 +171,12 @@ func TestTLSAuthBench(t *testing.T) {
 			if run.Tool.EmbeddedEtcd == "" || run.Tool.GoVersion == "" {
 				t.Errorf("run file's tool %+v", run.Tool)
 			}
+			// A user's auth tokens come from clientv3's interceptors: the default lean
+			// transport cannot carry them, and the run file says which one did (as
+			// the output does: stderr stays for errors, one line).
+			if run.Client.Transport != "grpc" {
+				t.Errorf("transport %q; want grpc (clientv3's connection, its auth tokens)", run.Client.Transport)
+			}
 			// The members' /metrics are scraped over the same TLS, with the client certificate.
 			phases := map[string]bool{}
 			for _, sc := range run.Scrapes {
@@ -207,7 +210,9 @@ func TestTLSAuthBench(t *testing.T) {
 		assertNoSecret(t, r, dir)
 	})
 	t.Run("no permission outside the role", func(t *testing.T) {
-		r := runBin(t, nil, append([]string{"bench", "put", "--endpoints", ep, "--total", "10", "--prefix", "/other/", "--user", "u", "--password", testPassword}, certs...)...)
+		// --transport grpc: the default (lean) cannot carry auth and says so on
+		// stderr, which would be a second line beside the error.
+		r := runBin(t, nil, append([]string{"bench", "put", "--endpoints", ep, "--total", "10", "--prefix", "/other/", "--user", "u", "--password", testPassword, "--transport", "grpc"}, certs...)...)
 		assertCleanError(t, r)
 		if !strings.Contains(r.stderr, "permission denied") {
 			t.Errorf("stderr %q does not say permission denied", r.stderr)

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/internal/faults"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -67,12 +67,8 @@ func TestRangeOver4MiB(t *testing.T) {
 // 25 MB of 64 KiB puts in 2 s on a disk another job is writing to can really
 // grade the disk failing, which is not what this test is about.
 func TestQuotaFull(t *testing.T) {
-	c, err := cluster.Start(context.Background(), cluster.Config{Processes: true, TickMs: 10, ElectionMs: 100,
+	c := clustertest.Start(t, cluster.Config{Processes: true, TickMs: 10, ElectionMs: 100,
 		Dir: faults.MemDir(t), ExtraArgs: []string{"--quota-backend-bytes", "8388608"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
 	r := runBin(t, nil, "bench", "put", "--val-size", "65536", "--rate", "200", "--total", "400", "--clients", "4",
 		"--endpoints", c.Endpoints()[0], "-w", "json", "--results-dir", t.TempDir())
 	out := decodeBench(t, r)

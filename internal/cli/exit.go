@@ -15,7 +15,7 @@ import (
 	"syscall"
 )
 
-// Exit codes, documented in README.md; CI jobs gate on them.
+// Exit codes, documented in docs/exit-codes.md; CI jobs gate on them.
 const (
 	ExitOK          = 0   // ran and passed
 	ExitFail        = 1   // ran and the verdict is fail

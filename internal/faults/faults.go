@@ -192,6 +192,14 @@ func NewLoopExt4(t testing.TB, size int64) *Loop {
 	if err != nil {
 		t.Fatalf("loop image: %v", err)
 	}
+	return newLoopExt4(t, img)
+}
+
+// newLoopExt4 attaches image img to a loop device, formats it as ext4 and mounts it.
+func newLoopExt4(t testing.TB, img string) *Loop {
+	t.Helper()
+	RequireRoot(t)
+	RequireTools(t, "losetup", "mkfs.ext4", "mount", "umount")
 	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
 	if err != nil {
 		t.Skipf("cannot attach a loop device (no /dev/loop* or loop module in this container?): %v: %s", err, out)

@@ -1,6 +1,6 @@
 // Package flagcheck refuses flag values that make no sense before a command
 // runs: a count of zero clients, a negative size, a ratio above one, an empty
-// user. Each rule is data (a Rule per flag name), so a table covers every flag
+// user. Each rule is data (a Constraint per flag name), so a table covers every flag
 // of every command and a test can tell when a new numeric flag has none.
 package flagcheck
 
@@ -38,8 +38,8 @@ const (
 	Valid
 )
 
-// Rule is one flag's constraint; Why, when set, is appended to the refusal.
-type Rule struct {
+// Constraint is what one flag's values must be; Why, when set, is appended to the refusal.
+type Constraint struct {
 	Kind     Kind
 	Min, Max float64
 	Values   []string
@@ -60,7 +60,7 @@ func Numeric(f *pflag.Flag) bool { return numericTypes[f.Value.Type()] }
 
 // Check grades every flag of fs the user set (command line or environment) that
 // has a rule, and returns the first violation as one line naming the flag.
-func Check(fs *pflag.FlagSet, rules map[string]Rule) error {
+func Check(fs *pflag.FlagSet, rules map[string]Constraint) error {
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
 		r, ok := rules[f.Name]
@@ -72,7 +72,7 @@ func Check(fs *pflag.FlagSet, rules map[string]Rule) error {
 	return err
 }
 
-func (r Rule) check(f *pflag.Flag) error {
+func (r Constraint) check(f *pflag.Flag) error {
 	if r.Kind == Any {
 		return nil
 	}
@@ -115,7 +115,7 @@ func (r Rule) check(f *pflag.Flag) error {
 	return nil
 }
 
-func (r Rule) refuse(f *pflag.Flag, what string) error {
+func (r Constraint) refuse(f *pflag.Flag, what string) error {
 	msg := fmt.Sprintf("--%s %s, got %q", f.Name, what, f.Value.String())
 	if r.Why != "" {
 		msg += ": " + r.Why
@@ -135,8 +135,8 @@ func number(f *pflag.Flag) (float64, error) {
 
 // Same gives each of names the rule r: the flags that share one rule are listed
 // together.
-func Same(r Rule, names ...string) map[string]Rule {
-	m := make(map[string]Rule, len(names))
+func Same(r Constraint, names ...string) map[string]Constraint {
+	m := make(map[string]Constraint, len(names))
 	for _, n := range names {
 		m[n] = r
 	}
@@ -145,8 +145,8 @@ func Same(r Rule, names ...string) map[string]Rule {
 
 // Rules joins rule tables into one. A flag named in two tables is a bug in the
 // tables (which rule holds?), so Rules panics on it: at start-up, caught by any test.
-func Rules(tables ...map[string]Rule) map[string]Rule {
-	out := map[string]Rule{}
+func Rules(tables ...map[string]Constraint) map[string]Constraint {
+	out := map[string]Constraint{}
 	for _, t := range tables {
 		for n, r := range t {
 			if _, dup := out[n]; dup {

@@ -10,7 +10,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	rules := map[string]Rule{
+	rules := map[string]Constraint{
 		"clients": {Kind: Positive}, "rate": {Kind: NonNegative, Why: "0 is closed loop"},
 		"ratio": {Kind: Fraction}, "members": {Kind: Between, Min: 1, Max: 7}, "user": {Kind: NonEmpty},
 		"timeout": {Kind: Positive}, "limit": {Kind: Any}, "mode": {Kind: OneOf, Values: []string{"l", "s"}},
@@ -66,7 +66,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestRules(t *testing.T) {
-	got := Rules(Same(Rule{Kind: Positive}, "a", "b"), map[string]Rule{"c": {Kind: Fraction}})
+	got := Rules(Same(Constraint{Kind: Positive}, "a", "b"), map[string]Constraint{"c": {Kind: Fraction}})
 	if len(got) != 3 || got["a"].Kind != Positive || got["b"].Kind != Positive || got["c"].Kind != Fraction {
 		t.Errorf("Rules = %+v", got)
 	}
@@ -75,5 +75,5 @@ func TestRules(t *testing.T) {
 			t.Error("a flag in two tables did not panic")
 		}
 	}()
-	Rules(Same(Rule{Kind: Positive}, "a"), Same(Rule{Kind: Fraction}, "a"))
+	Rules(Same(Constraint{Kind: Positive}, "a"), Same(Constraint{Kind: Fraction}, "a"))
 }

@@ -5,10 +5,12 @@ package promtest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +26,11 @@ import (
 type Options struct {
 	// Target is the host:port whose /metrics (plain HTTP) it scrapes as job "etcd".
 	Target string
+	// Jobs are more plain-HTTP targets by job name (e.g. "node": a node_exporter),
+	// scraped at the same interval.
+	Jobs map[string]string
+	// RuleFiles are rule files it loads and evaluates every second.
+	RuleFiles []string
 	// WebConfig is the text of its --web.config.file (basic_auth_users,
 	// tls_server_config); empty serves plain HTTP without auth.
 	WebConfig string
@@ -43,7 +50,17 @@ func Start(t testing.TB, o Options) string {
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	conf := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: etcd\n    static_configs:\n      - targets: ['%s']\n", o.Target)
+	conf := "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+	if len(o.RuleFiles) > 0 {
+		conf += "rule_files:\n"
+		for _, f := range o.RuleFiles {
+			conf += fmt.Sprintf("  - '%s'\n", f)
+		}
+	}
+	conf += fmt.Sprintf("scrape_configs:\n  - job_name: etcd\n    static_configs:\n      - targets: ['%s']\n", o.Target)
+	for _, job := range slices.Sorted(maps.Keys(o.Jobs)) {
+		conf += fmt.Sprintf("  - job_name: %s\n    static_configs:\n      - targets: ['%s']\n", job, o.Jobs[job])
+	}
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
