@@ -268,3 +268,32 @@ func TestFollowerLink(t *testing.T) {
 		})
 	}
 }
+
+// TestClientRoundTrip: the measured round trip to the leader is the network's
+// once it is most of the client p50 and more than the server's own p50 (here a
+// WAL fsync p50 of 0.5 ms): 2.4 times it is, as a 1 ms delay each way before
+// the leader of three members read; a loopback's tens of µs are not.
+func TestClientRoundTrip(t *testing.T) {
+	leader := snapsAt(t, etcdBase().hist(metrics.WALFsync, "", diskBuckets, cumAt(0, 0, 1), 0).String(),
+		etcdBase().hist(metrics.WALFsync, "", diskBuckets, cumAt(1000, 0, 1), 0.5).String())
+	for _, tc := range []struct {
+		name     string
+		rtt, p50 float64
+		want     finding.Severity
+	}{
+		{"loopback", 0.05, 1.66, finding.OK},
+		{"most of the p50, 2.4 times the server's", 1.2, 2, finding.Warn},
+		{"most of the p50, under the server's", 0.4, 0.7, finding.OK},
+		{"a minority of the p50", 1.2, 3, finding.OK},
+		{"150 ms each way", 300, 301, finding.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := &results.Run{Version: results.Version, Valid: true, DurationS: 10,
+				Ops: []results.Op{{Op: "put", Requests: 100, Service: results.Summary{P50: tc.p50, P99: tc.p50 * 2}}}}
+			in := &Input{Run: run, W: leader, Members: []*Window{leader}, Leader: leader, NetworkRTTMs: tc.rtt}
+			if c := clientRTTRule(in, Limits{}); c.Severity != tc.want {
+				t.Errorf("%q (%s), want %q", c.Severity, c.Observed, tc.want)
+			}
+		})
+	}
+}

@@ -39,6 +39,8 @@ func TestJudge(t *testing.T) {
 		{"fault named cpu on a busy host", outcome{sc: disk, status: "fail", bottleneck: "cpu", bad: sev("cpu", "fail", "disk", "warn"), pressure: 0.9}, false, "false alarms"},
 		{"mild none within noise", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev(), p99: 10.5, base: baseRun{p99: 10, bottleneck: "none", status: "pass"}}, true, ""},
 		{"mild none over noise", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev(), p99: 11.5, base: baseRun{p99: 10, bottleneck: "none", status: "pass"}}, false, "over the baseline"},
+		{"mild none within the baseline's own spread", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev(), p99: 11.5, base: baseRun{p99: 10, spread: 0.2, bottleneck: "none", status: "pass"}}, true, ""},
+		{"mild none over the baseline's own spread", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev(), p99: 12.5, base: baseRun{p99: 10, spread: 0.2, bottleneck: "none", status: "pass"}}, false, "over the baseline"},
 		{"mild none without a baseline", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev(), p99: 10}, false, "no baseline"},
 		{"mild, the baseline's own warning within noise", outcome{sc: mild, status: "pass", bottleneck: "network", bad: sev("network", "warn"), p99: 10.5, base: baseRun{p99: 10, bottleneck: "network", status: "pass"}}, true, ""},
 		{"mild, the baseline's own warning over noise", outcome{sc: mild, status: "pass", bottleneck: "network", bad: sev("network", "warn"), p99: 15, base: baseRun{p99: 10, bottleneck: "network", status: "pass"}}, false, "over the baseline"},

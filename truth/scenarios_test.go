@@ -323,10 +323,12 @@ func scenarios() []*scenario {
 	add(&scenario{name: "remote/disk/wal-p99=10-16ms", note: "fsyncs delayed so the WAL fsync p99 lands at 10–16 ms (calibrated with etcdperf disk), member in its own netns",
 		class: finding.ClassDisk, args: putOpen, setup: remoteSlowSync(), landed: walLanded(0.008, 0.016), feature: faults.Features(netns, faults.FUSE)})
 	// needs: resources (with --prometheus, the member host's node_exporter series: CPU pressure; cAdvisor's throttling where it runs)
-	// Without cAdvisor the quota shows only as the host's PSI: a throttled task
-	// waits while runnable, 90% of the time at 0.10 cores, over the 80% fail.
+	// Without cAdvisor the quota shows only as the host's PSI (the member's own
+	// cores, go_sched_gomaxprocs_threads, are not its quota): measured 62–66%
+	// of the window, over the 50% warn and under the 80% fail, so cpu is named
+	// at warn; the quota itself, and so a fail, needs cAdvisor's throttling.
 	add(&scenario{name: "remote/prometheus/cpu/quota=0.10", note: "CFS quota 0.10 cores on a member in its own netns; Prometheus scrapes it and node_exporter; graded with analyze --prometheus",
-		class: finding.ClassCPU, status: finding.StatusFail, args: cpuLoad, setup: remoteQuotaProm(0.1), feature: promNode})
+		class: finding.ClassCPU, args: cpuLoad, setup: remoteQuotaProm(0.1), feature: promNode})
 
 	// Stalls and elections are causes.
 	stallLoad := cat([]string{"bench", "put", "--rate", "100", "--clients", "16"}, long)
@@ -337,9 +339,11 @@ func scenarios() []*scenario {
 	add(&scenario{name: "leader-change/3m/move-leader", note: "MoveLeader to a follower 4 s into the run", class: finding.ClassElection, status: finding.StatusFail,
 		args: stallLoad, setup: leaderChange(3, 4*time.Second)})
 	// needs: stalls (watch health: delivery against the put p99, slow watchers; the resource that ran out first)
-	add(&scenario{name: "watch/1m/fan-out=500x50/quota=0.20", note: "500 prefix watchers over 5 streams, 50 puts/s (25,000 events/s) to a member with 0.20 cores",
+	// 500 watchers (25,000 events/s) kept up: delivery p99 1.09× the put p99,
+	// no slow watcher. 2,000 did not: 3.49×, 718 slow watchers.
+	add(&scenario{name: "watch/1m/fan-out=2000x50/quota=0.20", note: "2,000 prefix watchers over 5 streams, 50 puts/s (100,000 events/s) to a member with 0.20 cores",
 		class: finding.ClassCPU, status: finding.StatusFail, also: finding.ClassWatch,
-		args:  cat([]string{"bench", "watch", "--watchers", "500", "--streams", "5", "--watch-prefix", "--rate", "50", "--clients", "4"}, dur),
+		args:  cat([]string{"bench", "watch", "--watchers", "2000", "--streams", "5", "--watch-prefix", "--rate", "50", "--clients", "4"}, dur),
 		setup: cpuQuota(1, "", 0.2), feature: cpuCg})
 	return s
 }
