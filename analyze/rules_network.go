@@ -93,7 +93,7 @@ const (
 	// that every write's replication round must meet.
 	clientRTTFailMs = 150.0
 	peerRTTFailMs   = 50.0
-	srcNetShare     = "etcd tuning guide and OpenShift etcd latency docs (a request takes at least the round trip plus the disk write); etcdperf: a round trip that is most of the client latency and several times the server's own time is the network's"
+	srcNetShare     = "etcd tuning guide and OpenShift etcd latency docs (a request takes at least the round trip plus the disk write); etcdperf: a round trip that is most of the client latency and more than the server's own time (several times, for a wait inferred by subtraction) is the network's"
 )
 
 // clientRTTRule grades the measured client-to-leader round trip by its share of
