@@ -320,8 +320,8 @@ func scenarios() []*scenario {
 	add(&scenario{name: "remote/disk/iops=80", note: "blkio write IOPS limit 80 on a member in its own netns", class: finding.ClassDisk, status: finding.StatusFail,
 		args: putOpen, setup: remoteThrottle(80), feature: faults.Features(blkio, netns)})
 	// needs: resources (a WAL p99 inside the 8–16 ms bucket graded warn, with the bucket's bounds)
-	add(&scenario{name: "remote/disk/wal-p99=10-16ms", note: "fsyncs delayed so the WAL fsync p99 lands at 10–16 ms (calibrated with etcdperf disk), member in its own netns",
-		class: finding.ClassDisk, args: putOpen, setup: remoteSlowSync(), landed: walLanded(0.008, 0.016), feature: faults.Features(netns, faults.FUSE)})
+	add(&scenario{name: "remote/disk/wal-p99=10-16ms", note: "fsyncs delayed so the WAL fsync p99 lands at 10–16 ms (calibrated on its own WAL fsync histogram), member in its own netns",
+		class: finding.ClassDisk, args: putOpen, setup: remoteSlowSync(), landed: walLanded(walBucket[0], walBucket[1]), feature: faults.Features(netns, faults.FUSE)})
 	// needs: resources (with --prometheus, the member host's node_exporter series: CPU pressure; cAdvisor's throttling where it runs)
 	// Without cAdvisor the quota shows only as the host's PSI (the member's own
 	// cores, go_sched_gomaxprocs_threads, are not its quota): measured 62–66%

@@ -195,8 +195,9 @@ func NewLoopExt4(t testing.TB, size int64) *Loop {
 	return newLoopExt4(t, img)
 }
 
-// newLoopExt4 attaches image img to a loop device, formats it as ext4 and mounts it.
-func newLoopExt4(t testing.TB, img string) *Loop {
+// newLoopExt4 attaches image img to a loop device, formats it as ext4 (with
+// mkfs's extra options) and mounts it.
+func newLoopExt4(t testing.TB, img string, mkfs ...string) *Loop {
 	t.Helper()
 	RequireRoot(t)
 	RequireTools(t, "losetup", "mkfs.ext4", "mount", "umount")
@@ -206,7 +207,7 @@ func newLoopExt4(t testing.TB, img string) *Loop {
 	}
 	l := &Loop{Device: strings.TrimSpace(string(out)), Image: img}
 	t.Cleanup(func() { run(t, "losetup", "-d", l.Device) })
-	if out, err := exec.Command("mkfs.ext4", "-q", "-F", l.Device).CombinedOutput(); err != nil {
+	if out, err := exec.Command("mkfs.ext4", append(append([]string{"-q", "-F"}, mkfs...), l.Device)...).CombinedOutput(); err != nil {
 		t.Fatalf("mkfs.ext4 %s: %v: %s", l.Device, err, out)
 	}
 	l.Mount = t.TempDir()
