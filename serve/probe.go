@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/analyze"
@@ -141,16 +142,20 @@ func (p *Prober) Probe(ctx context.Context) Result {
 	return r
 }
 
-// leader asks every endpoint for its status: known when one answered, and
-// whether one of those that answered knows a leader. Each endpoint gets its own
-// timeout, so a dead member listed first does not use up the survivors' time.
+// leader asks the cluster for its status once per endpoint, on the session's
+// own connection, whose balancer takes turns among the members it can reach:
+// known when one answered, and whether one of those that answered knows a
+// leader. It dials nothing new: clientv3's Status(endpoint) dials the endpoint
+// afresh and blocks, and on a loaded machine that dial to the lone survivor of
+// three timed out every time, so a cluster without a leader read unreachable.
 func (p *Prober) leader(ctx context.Context) (has, known bool, err error) {
-	for _, ep := range p.Target.Info.Endpoints {
+	mc := pb.NewMaintenanceClient(p.Target.Client.ActiveConnection())
+	for range p.Target.Info.Endpoints {
 		cctx, cancel := context.WithTimeout(ctx, p.CommandTimeout)
-		st, serr := p.Target.Client.Status(cctx, ep)
+		st, serr := mc.Status(cctx, &pb.StatusRequest{})
 		cancel()
 		if serr != nil {
-			err = fmt.Errorf("status of %s: %w", ep, serr)
+			err = fmt.Errorf("status: %w", serr)
 			continue
 		}
 		known = true
