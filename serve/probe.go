@@ -146,8 +146,9 @@ func (p *Prober) Probe(ctx context.Context) Result {
 // own connection, whose balancer takes turns among the members it can reach:
 // known when one answered, and whether one of those that answered knows a
 // leader. It dials nothing new: clientv3's Status(endpoint) dials the endpoint
-// afresh and blocks, and on a loaded machine that dial to the lone survivor of
-// three timed out every time, so a cluster without a leader read unreachable.
+// afresh (blocking, with the session's WithBlock), and that dial to the lone
+// survivor of three timed out every time in TestServeNoLeader, so a cluster
+// without a leader read unreachable; why the dial fails is not known.
 func (p *Prober) leader(ctx context.Context) (has, known bool, err error) {
 	mc := pb.NewMaintenanceClient(p.Target.Client.ActiveConnection())
 	for range p.Target.Info.Endpoints {

@@ -152,11 +152,11 @@ var (
 // histogram under the row's load, the figure the row grades: a machine's speed
 // changes the delay, not the latency the row makes.
 //
-// The backend stays on a fast disk. On one slow disk the loop device runs one
-// flush at a time, and a WAL fsync that arrives during a backend commit (two
-// flushes every 100 ms) waits for it too: the WAL's p99 was a few times the
-// delay and jumped a whole bucket between runs of one delay (3.4 ms: 15.1 ms,
-// then 7.8 ms), and calibrated on etcdperf disk's p99 a CI run's landed in 4–8 ms.
+// The backend stays on a fast disk. With WAL and backend on one slow disk, WAL
+// fsyncs also wait behind the backend's commits: the WAL's p99 was a few times
+// the delay (5 ms: mean 6.1 ms, p99 15.1 ms) and moved a whole bucket for a
+// tenth less delay (3.4 ms: 15.1 ms; 3.0 ms: 7.8 ms); calibrated on etcdperf
+// disk's p99, a CI run's landed in 4–8 ms.
 // Alone on a slow disk without a journal (see NewSlowSyncLoop), 266 of 267 WAL
 // fsyncs of a 10 ms delay fell in (8 ms, 16 ms].
 func remoteSlowSync() func(*runEnv) ([]string, string) {
