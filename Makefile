@@ -26,12 +26,12 @@ test: image ## the whole suite (what CI runs): unit, live against real etcd, e2e
 	@# Build every test binary in parallel first (a cold cache compiles etcd), then run them one at a time.
 	$(GO) test -count=1 -run '^$$' $(PKGS) >/dev/null
 	ETCDPERF_IMAGE=$(CURDIR)/$(IMAGE) $(GO) test -count=1 -p 1 -timeout 14m $(PKGS)
-	@# Pod Security Admission's policy code, in a module of its own (k8s/psa/doc.go says why).
-	cd k8s/psa && $(GO) vet ./... && $(GO) test -count=1 ./...
-	$(GO) test -race -count=1 -timeout 10m ./bench/ ./results/ ./internal/leanrpc/ ./conn/
+	@# Pod Security Admission's policy code, in a module of its own (internal/k8s/psa/doc.go says why).
+	cd internal/k8s/psa && $(GO) vet ./... && $(GO) test -count=1 ./...
+	$(GO) test -race -count=1 -timeout 10m ./internal/bench/ ./results/ ./internal/leanrpc/ ./internal/conn/
 
 truth: build ## the scenario matrix: live faults of known cause at 3+ intensities and healthy baselines; prints the confusion table, fails on any miss, wrong status, disagreeing re-analysis or avoidable skip (root; < 20 min; TRUTH_ARGS="-only disk/3m" runs some rows, "-list" names them)
-	$(GO) test -count=1 -timeout 60m -run '^TestMatrix$$' ./truth/ -v -args -truth -etcdperf=$(CURDIR)/bin/etcdperf $(TRUTH_ARGS)
+	$(GO) test -count=1 -timeout 60m -run '^TestMatrix$$' ./internal/truth/ -v -args -truth -etcdperf=$(CURDIR)/bin/etcdperf $(TRUTH_ARGS)
 
 lint: ## gofmt, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
@@ -39,7 +39,7 @@ lint: ## gofmt, go vet, staticcheck
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
 bench: ## Go benchmarks of the hot paths (recorder, pacer, parsers)
-	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./results/ ./analyze/
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/bench/ ./results/ ./internal/analyze/
 
 nullkv: ## build bin/nullkv, the null KV server (answers at once) that make compare measures the generators' ceiling against
 	$(GO) build -o bin/nullkv ./cmd/nullkv

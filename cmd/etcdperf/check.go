@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/check"
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/profiles"
-	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/profiles"
+	"github.com/etcdperf/etcdperf/internal/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/internal/report"
 )
 
 func TestProfileCommandsBadInput(t *testing.T) {

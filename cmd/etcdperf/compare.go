@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/internal/units"
 	"github.com/etcdperf/etcdperf/results"
-	"github.com/etcdperf/etcdperf/units"
 )
 
 func newCompareCmd(a *app) *cobra.Command {

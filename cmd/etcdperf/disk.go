@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/diskprobe"
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/internal/diskprobe"
+	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/internal/units"
 	"github.com/etcdperf/etcdperf/results"
-	"github.com/etcdperf/etcdperf/units"
 )
 
 func newDiskCmd(a *app) *cobra.Command {

@@ -10,12 +10,12 @@ import (
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/bench"
-	"github.com/etcdperf/etcdperf/conn"
-	"github.com/etcdperf/etcdperf/drill"
-	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/internal/bench"
+	"github.com/etcdperf/etcdperf/internal/conn"
+	"github.com/etcdperf/etcdperf/internal/drill"
+	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/internal/units"
 	"github.com/etcdperf/etcdperf/results"
-	"github.com/etcdperf/etcdperf/units"
 )
 
 // drillFlags are the options both drills share; flagRules check their ranges.

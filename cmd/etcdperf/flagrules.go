@@ -5,9 +5,9 @@ import (
 	"net"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/conn"
+	"github.com/etcdperf/etcdperf/internal/conn"
 	fc "github.com/etcdperf/etcdperf/internal/flagcheck"
-	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/internal/profiles"
 )
 
 // flagRules say, per flag name (a name means one thing on every command), which

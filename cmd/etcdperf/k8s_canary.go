@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/k8s"
-	"github.com/etcdperf/etcdperf/profiles"
-	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/internal/k8s"
+	"github.com/etcdperf/etcdperf/internal/profiles"
+	"github.com/etcdperf/etcdperf/internal/report"
 )
 
 func newK8sCanaryCmd(a *app) *cobra.Command {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/k8s"
-	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/internal/k8s"
+	"github.com/etcdperf/etcdperf/internal/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 

@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/cli"
-	"github.com/etcdperf/etcdperf/plan"
-	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/internal/plan"
+	"github.com/etcdperf/etcdperf/internal/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 

@@ -12,9 +12,9 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cli"
 	"github.com/etcdperf/etcdperf/internal/etcdctl"
 	"github.com/etcdperf/etcdperf/internal/flagcheck"
-	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/internal/version"
 	"github.com/etcdperf/etcdperf/results"
-	"github.com/etcdperf/etcdperf/version"
 )
 
 // app is everything a command needs besides its own flags: the streams and the

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/version"
+	"github.com/etcdperf/etcdperf/internal/version"
 )
 
 // TestVersion: version -w json is the build info; --version and version print

@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/check"
-	"github.com/etcdperf/etcdperf/profiles"
-	"github.com/etcdperf/etcdperf/report"
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/profiles"
+	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/internal/serve"
 	"github.com/etcdperf/etcdperf/results"
-	"github.com/etcdperf/etcdperf/serve"
 )
 
 // defaultServePrefix keeps the canary's keys apart from check's and bench's.

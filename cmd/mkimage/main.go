@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/etcdperf/etcdperf/k8s/image"
+	"github.com/etcdperf/etcdperf/internal/k8s/image"
 )
 
 func main() {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/metrics"
+	"github.com/etcdperf/etcdperf/internal/metrics"
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/config"

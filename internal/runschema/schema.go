@@ -17,10 +17,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/etcdperf/etcdperf/check"
-	"github.com/etcdperf/etcdperf/drill"
-	"github.com/etcdperf/etcdperf/plan"
-	"github.com/etcdperf/etcdperf/qualify"
+	"github.com/etcdperf/etcdperf/internal/check"
+	"github.com/etcdperf/etcdperf/internal/drill"
+	"github.com/etcdperf/etcdperf/internal/plan"
+	"github.com/etcdperf/etcdperf/internal/qualify"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -91,7 +91,9 @@ var (
 )
 
 func defName(t reflect.Type) string {
-	return strings.TrimPrefix(t.PkgPath(), "github.com/etcdperf/etcdperf/") + "." + t.Name()
+	// Named as before the move under internal/, so the schema's names stay the package's short path.
+	pkg := strings.TrimPrefix(t.PkgPath(), "github.com/etcdperf/etcdperf/")
+	return strings.TrimPrefix(pkg, "internal/") + "." + t.Name()
 }
 
 func nullable(s map[string]any) map[string]any {

@@ -1,0 +1,108 @@
+package analyze
+
+import (
+	"fmt"
+
+	"github.com/etcdperf/etcdperf/finding"
+
+	"github.com/etcdperf/etcdperf/internal/units"
+
+	"github.com/etcdperf/etcdperf/internal/hardware"
+	"github.com/etcdperf/etcdperf/internal/metrics"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// hostPressureRule grades the host's CPU pressure over the run (Linux PSI): the
+// share of the time in which some runnable task waited for a CPU. Utilisation of
+// the members and the generator cannot see other work crowding them out; this
+// can. It applies to members on the measuring host only (a remote member does
+// not share this host's PSI: its host's is node_exporter's), and needs a window of
+// minCPUWindow as the CPU rules do: over a few milliseconds the share is one
+// scheduler instant (a 0.02 s run on a busy host read 100%), not the run's
+// condition.
+func hostPressureRule(in *Input, lim Limits) Check {
+	r := in.Run
+	if r == nil || r.HostCPUPressure == nil || !membersHere(r, false) {
+		return Check{}
+	}
+	if r.DurationS < minCPUWindow {
+		return unknown("the run (%.2f s) is shorter than the %g s a pressure share needs", r.DurationS, minCPUWindow)
+	}
+	p := *r.HostCPUPressure
+	obs := fmt.Sprintf("some task waited for a CPU %s of the run", pct(p))
+	sev := lim.Grade(p)
+	// Waits while the CPUs still had idle time under limCPU's warn level are the
+	// wake-up latency of many short-lived threads (a closed loop of one client
+	// switches tens of thousands of times a second), not a want of CPU.
+	if b := r.HostCPUBusy; b != nil {
+		obs += fmt.Sprintf(", the host's CPUs busy %s", pct(*b))
+		if sev.Bad() && *b < limCPU.Warn {
+			sev = finding.OK
+			obs += fmt.Sprintf(" (under %s: wake-up latency, not a want of CPU)", pct(limCPU.Warn))
+		}
+	}
+	return Check{Severity: sev, Observed: obs}
+}
+
+// sharedHostCPURule grades the CPU of a host that runs the members and the
+// generator as separate processes (loopback endpoints): each may look fine alone
+// while together they saturate the cores, as etcdctl check perf --load=l does on
+// 2 cores. It does not apply to an in-process etcd (one process: the server CPU
+// rule counts both) or to a remote cluster.
+func sharedHostCPURule(in *Input, lim Limits) Check {
+	r := in.Run
+	if r == nil || in.embedded() || !hardware.AllLoopback(r.Target.Endpoints) || !membersHere(r, true) || r.Host == nil || r.DurationS <= 0 {
+		return Check{}
+	}
+	// The host facts are the generator's. Members etcdperf started (embedded) are its
+	// children and share its cgroup, so its CPU quota bounds them all; members it
+	// did not start are outside that cgroup and share the machine's cores with it.
+	cores := r.Host.EffectiveCPUs()
+	if !r.Target.Embedded {
+		cores = float64(r.Host.CPUs)
+	}
+	if cores <= 0 || r.Client.CPUSeconds <= 0 {
+		return unknown("the host's cores or the generator's CPU time are not recorded")
+	}
+	var server float64
+	for _, w := range in.Members {
+		if !w.Usable() || w.Seconds() < minCPUWindow {
+			return unknown("a member's CPU over the window is not known")
+		}
+		d, ok := w.CounterDelta(metrics.CPUSeconds, nil)
+		if !ok {
+			return unknown("%s absent", metrics.CPUSeconds)
+		}
+		server += d / w.Seconds()
+	}
+	if len(in.Members) == 0 {
+		return unknown("no member was scraped")
+	}
+	client := r.Client.CPUSeconds / r.DurationS
+	u := (server + client) / cores
+	return Check{Severity: lim.Grade(u),
+		Observed: fmt.Sprintf("members %.2f + generator %.2f cores of %s = %s", server, client, units.Trim(cores), pct(u))}
+}
+
+// membersHere reports whether the run's members run on the measuring host: any of
+// them, or all of them with all. A member is here when embedded, when its process
+// was found (Pid) or when it advertises loopback client URLs; a run file that
+// lists no members goes by its endpoints.
+func membersHere(r *results.Run, all bool) bool {
+	if r.Target.Embedded {
+		return true
+	}
+	if len(r.Target.Members) == 0 {
+		return hardware.AllLoopback(r.Target.Endpoints)
+	}
+	n := 0
+	for _, m := range r.Target.Members {
+		if m.Pid > 0 || (len(m.ClientURLs) > 0 && hardware.AllLoopback(m.ClientURLs)) {
+			n++
+		}
+	}
+	if all {
+		return n == len(r.Target.Members)
+	}
+	return n > 0
+}

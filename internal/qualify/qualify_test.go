@@ -1,0 +1,99 @@
+package qualify
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/internal/analyze"
+	"github.com/etcdperf/etcdperf/internal/hardware"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// A 2-CPU, 8 GB host with a fast disk: these machines (fio p99 ≈ 0.2 ms).
+var (
+	host = &results.Host{CPUs: 2, MemoryBytes: 7_800_000_000}
+	disk = results.DiskResult{Fdatasyncs: 10000, Writes: 10000, IOPS: 8400, Fdatasync: results.Summary{P99: 0.2}}
+)
+
+// fakeLoad achieves up to capacity req/s at 5 ms p99, graded fail on cpu above it.
+func fakeLoad(capacity float64, tried *[]string) LoadFunc {
+	return func(t hardware.Tier) (*results.Run, analyze.Report, error) {
+		*tried = append(*tried, t.Name)
+		l := TierLoad(t)
+		got := min(l.Rate, capacity)
+		run := &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: l.Rate, ThroughputRPS: got, Latency: results.Summary{P99: 5}}}}
+		var rep analyze.Report
+		if got < l.Rate {
+			rep.Findings = []finding.Finding{{Class: finding.ClassCPU, Severity: finding.Fail}}
+		}
+		return run, rep, nil
+	}
+}
+
+func TestRunStepsDown(t *testing.T) {
+	var tried []string
+	res, run, err := Run("", host, disk, 100*time.Millisecond, fakeLoad(5000, &tried))
+	if err != nil || run == nil {
+		t.Fatal(err)
+	}
+	// The host meets small's static criteria only (2 CPUs): small is tried first and passes.
+	if strings.Join(tried, ",") != "small" || res.QualifiedTier != "small" || res.Verdict.Status != finding.StatusPass {
+		t.Fatalf("tried %v, result %+v", tried, res.Verdict)
+	}
+	if len(res.Tiers) != 1 || len(res.Tiers[0].Criteria) != 7 || !res.Tiers[0].LoadRun {
+		t.Errorf("tiers %+v", res.Tiers)
+	}
+}
+
+func TestRunAskedTierFails(t *testing.T) {
+	var tried []string
+	res, _, err := Run("medium", host, disk, 100*time.Millisecond, fakeLoad(900, &tried))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Verdict
+	if strings.Join(tried, ",") != "medium" || res.QualifiedTier != "" || v.Status != finding.StatusFail || v.Bottleneck != "cpu" {
+		t.Fatalf("tried %v, verdict %+v", tried, v)
+	}
+	for _, want := range []string{"does not qualify for medium", "CPU 2 CPUs (needs ≥ 4 CPUs)", "achieved load 900 req/s (needs ≥ 950 req/s"} {
+		if !strings.Contains(v.Summary, want) {
+			t.Errorf("summary %q lacks %q", v.Summary, want)
+		}
+	}
+	c := res.Tiers[0].Criteria
+	if c[0].Margin == nil || *c[0].Margin != 0.5 || c[0].Pass {
+		t.Errorf("CPU criterion %+v: want margin 50%% past the threshold", c[0])
+	}
+}
+
+func TestRunLoadError(t *testing.T) {
+	boom := errors.New("boom")
+	_, _, err := Run("small", host, disk, time.Second, func(hardware.Tier) (*results.Run, analyze.Report, error) {
+		return nil, analyze.Report{}, boom
+	})
+	if !errors.Is(err, boom) {
+		t.Errorf("err %v", err)
+	}
+	if _, _, err := Run("huge", host, disk, time.Second, nil); err == nil {
+		t.Error("an unknown tier ran")
+	}
+}
+
+func TestTierLoad(t *testing.T) {
+	for name, want := range map[string]Load{"small": {200, 100}, "medium": {1000, 500}, "large": {10000, 1500}, "xlarge": {15000, 1500}} {
+		if got := TierLoad(*TierByName(name)); got != want {
+			t.Errorf("%s: %+v, want %+v", name, got, want)
+		}
+	}
+}
+
+func TestStaticUnknownNeverPasses(t *testing.T) {
+	for _, c := range Static(&results.Host{}, results.DiskResult{}, hardware.Tiers[0]) {
+		if c.Pass || c.Margin != nil {
+			t.Errorf("unmeasured %s: %+v", c.Name, c)
+		}
+	}
+}

@@ -1,0 +1,304 @@
+package serve
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
+	"github.com/etcdperf/etcdperf/internal/conn"
+	"github.com/etcdperf/etcdperf/internal/profiles"
+	"github.com/etcdperf/etcdperf/results"
+)
+
+// TestMain lets cluster.Start re-execute this test binary as an etcd member
+// (the slow-disk test limits a member process of its own).
+func TestMain(m *testing.M) {
+	cluster.MaybeRunEtcd()
+	os.Exit(m.Run())
+}
+
+// connect opens a load target on eps as serve does (conn.OpenLoad).
+func connect(t *testing.T, ctx context.Context, eps []string) *conn.Session {
+	t.Helper()
+	cfg := &conn.Config{Endpoints: eps, DialTimeout: 5 * time.Second, CommandTimeout: 5 * time.Second,
+		KeepaliveTime: 2 * time.Second, KeepaliveTimeout: 6 * time.Second, InsecureTransport: true, InsecureDiscovery: true, EmbeddedMembers: 1}
+	tg, clis, release, err := conn.OpenLoad(ctx, cfg, nil, io.Discard, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	if len(clis) != 1 {
+		t.Fatalf("%d clients", len(clis))
+	}
+	return tg
+}
+
+// testProber probes tg with the tiny profile at rate for dur.
+func testProber(t *testing.T, tg *conn.Session, prefix string, rate float64, dur time.Duration, keep *Keeper) *Prober {
+	t.Helper()
+	p, err := TinyProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Rate, p.Duration = rate, profiles.Duration(dur)
+	return &Prober{Target: tg, Clients: []*clientv3.Client{tg.Client}, Profile: p, Prefix: prefix,
+		NewRun: func() *results.Run {
+			return &results.Run{Version: results.Version, Command: "serve", StartedAt: time.Now().UTC(), Valid: true, Flags: map[string]string{}, Target: tg.Info}
+		},
+		P99: profiles.DefaultP99, P99Source: profiles.DefaultP99Source, CommandTimeout: 5 * time.Second, DialTimeout: 5 * time.Second, Keep: keep}
+}
+
+func keysUnder(t *testing.T, cli *clientv3.Client, prefix string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Count
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// sample is the value of the series line (name and labels exactly as exposed).
+func sample(text, series string) (float64, bool) {
+	for _, l := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
+}
+
+// putsServed reads how many Put calls the member has served, from its own
+// /metrics: what the cluster saw, whatever the generator thinks it sent.
+func putsServed(t *testing.T, c *cluster.Cluster) float64 {
+	t.Helper()
+	_, text := get(t, c.Endpoints()[0]+"/metrics")
+	v, ok := sample(text, `grpc_server_handled_total{grpc_code="OK",grpc_method="Put",grpc_service="etcdserverpb.KV",grpc_type="unary"}`)
+	if !ok {
+		return 0 // no Put served yet
+	}
+	return v
+}
+
+// TestServeLive runs the canary against a real etcd for three ticks: /metrics,
+// / and /healthz while it runs, the load the member served within what was
+// configured, no key left under the prefix and none outside it touched, and
+// only the newest run files kept.
+func TestServeLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an etcd and probes it")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := clustertest.Start(t, cluster.Config{})
+	tg := connect(t, ctx, c.Endpoints())
+	if _, err := tg.Client.Put(ctx, "/outside", "keep"); err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "/etcdperf/serve-test/"
+	dir := t.TempDir()
+	const rate, dur, probes = 20.0, 2 * time.Second, 3
+	pr := testProber(t, tg, prefix, rate, dur, &Keeper{Dir: dir, N: 2})
+	if err := pr.Validate(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := pr.CheckPrefix(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + l.Addr().String()
+	cn := &Canary{Exporter: NewExporter(BuildInfo{Version: "test"}), Page: &Page{Target: strings.Join(c.Endpoints(), ",")},
+		Schedule: Schedule{Every: 5 * time.Second, Probes: probes}}
+	putsBefore := putsServed(t, c)
+	var during string
+	var runs []*results.Run
+	n := 0
+	probe := func(ctx context.Context) Result {
+		if n++; n == 2 { // the server is up and one probe is recorded
+			var code int
+			code, during = get(t, base+"/metrics")
+			if code != 200 {
+				t.Errorf("/metrics: %d", code)
+			}
+			if code, body := get(t, base+"/healthz"); code != 200 {
+				t.Errorf("/healthz: %d %s", code, body)
+			}
+			if code, body := get(t, base+"/"); code != 200 || !strings.Contains(body, "<svg") || !strings.Contains(body, "bottleneck") {
+				t.Errorf("/: %d\n%s", code, body)
+			}
+		}
+		r := pr.Probe(ctx)
+		if r.Run != nil {
+			runs = append(runs, r.Run)
+		}
+		return r
+	}
+	if err := cn.Run(ctx, l, probe); err != nil {
+		t.Fatal(err)
+	}
+	putsDone := putsServed(t, c) - putsBefore
+
+	for _, want := range []string{`etcdperf_cluster_has_leader 1`, `etcdperf_probes_total{result="error"} 0`, `etcdperf_build_info{goversion="",revision="",version="test"} 1`} {
+		if !strings.Contains(during, want+"\n") {
+			t.Errorf("/metrics after one probe lacks %q:\n%s", want, grepLines(during, "etcdperf_"))
+		}
+	}
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		// Prometheus' own linter of exposition (names, units, HELP).
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(during)
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+			t.Errorf("promtool check metrics: %v\n%s", err, out)
+		}
+	}
+	if v, ok := sample(during, `etcdperf_verdict_class{class="disk"}`); !ok || v == ClassUnknown {
+		t.Errorf("disk class %v (present %v): the member's WAL fsync histogram grades it", v, ok)
+	}
+	if v, _ := sample(during, `etcdperf_probe_latency_seconds_count{op="put"}`); v < 1 {
+		t.Errorf("no put latency after a probe:\n%s", grepLines(during, MetricLatency))
+	}
+	// Never more load than configured: each probe's requests are at most rate ×
+	// duration, and the member served no more puts than that over all probes.
+	limit := rate * dur.Seconds()
+	for i, run := range runs {
+		var reqs int64
+		for _, op := range run.Ops {
+			reqs += op.Requests
+		}
+		if float64(reqs) > limit || reqs == 0 {
+			t.Errorf("probe %d sent %d requests; configured %g", i, reqs, limit)
+		}
+	}
+	if len(runs) != probes || putsDone > probes*limit || putsDone == 0 {
+		t.Errorf("%d probes; the member served %g puts, configured at most %g", len(runs), putsDone, probes*limit)
+	}
+	t.Logf("%d probes, member served %g puts (at most %g configured)", len(runs), putsDone, probes*limit)
+	if n := keysUnder(t, tg.Client, prefix); n != 0 {
+		t.Errorf("%d keys left under %s", n, prefix)
+	}
+	if n := keysUnder(t, tg.Client, "/outside"); n != 1 {
+		t.Errorf("the key outside the prefix is gone")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "serve-*.json"))
+	if len(files) != 2 {
+		t.Errorf("run files %v, want the newest 2", files)
+	}
+}
+
+// TestServeSafety: serve refuses a prefix holding keys it did not write (and
+// leaves them), and cancelling (SIGTERM) mid-probe stops it and leaves no keys.
+func TestServeSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an etcd and probes it")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := clustertest.Start(t, cluster.Config{})
+	tg := connect(t, ctx, c.Endpoints())
+
+	const foreign = "/etcdperf/serve-foreign/"
+	if _, err := tg.Client.Put(ctx, foreign+"theirs", "x"); err != nil {
+		t.Fatal(err)
+	}
+	pr := testProber(t, tg, foreign, 10, time.Second, nil)
+	if err := pr.CheckPrefix(ctx); err == nil || !strings.Contains(err.Error(), "prefix already holds keys") {
+		t.Errorf("prefix with a key of someone else's: %v, want a refusal", err)
+	}
+	if n := keysUnder(t, tg.Client, foreign); n != 1 {
+		t.Errorf("%d keys under %s after the refusal, want their 1", n, foreign)
+	}
+
+	const prefix = "/etcdperf/serve-stop/"
+	pr = testProber(t, tg, prefix, 20, time.Minute, nil) // a probe far longer than the test waits
+	pctx, stop := context.WithCancel(ctx)
+	done := make(chan Result, 1)
+	go func() { done <- pr.Probe(pctx) }()
+	for keysUnder(t, tg.Client, prefix) == 0 { // the fill and the puts have begun
+		select {
+		case r := <-done:
+			t.Fatalf("the probe ended before writing: %+v", r.Err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	stop()
+	select {
+	case r := <-done:
+		if r.Run == nil || !r.Run.Interrupted {
+			t.Errorf("cancelled probe: run %+v", r.Run)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("the probe did not stop after its context was cancelled")
+	}
+	if n := keysUnder(t, tg.Client, prefix); n != 0 {
+		t.Errorf("%d keys left under %s after the probe was stopped", n, prefix)
+	}
+}
+
+// TestServeNoLeader: with two of three members stopped, the survivor knows no
+// leader: the probe sends no load and the leader series reads 0.
+func TestServeNoLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-member etcd")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := clustertest.Start(t, cluster.Config{Members: 3, Processes: true, TickMs: 10, ElectionMs: 100})
+	tg := connect(t, ctx, c.Endpoints())
+	pr := testProber(t, tg, "/etcdperf/serve-noleader/", 10, time.Second, nil)
+	pr.CommandTimeout = 2 * time.Second
+	e := NewExporter(BuildInfo{})
+	if r := pr.Probe(ctx); !r.Ran() || !r.HasLeader {
+		t.Fatalf("healthy cluster: ran %v, leader %v, err %v", r.Ran(), r.HasLeader, r.Err)
+	}
+	for _, m := range c.Members()[1:] {
+		m.Stop()
+	}
+	var r Result
+	for i := 0; i < 20; i++ { // the survivor notices within a few election timeouts
+		if r = pr.Probe(ctx); r.Skipped == SkipNoLeader {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if r.Skipped != SkipNoLeader || r.Run != nil {
+		t.Fatalf("probe of a cluster without a leader: skipped %q, run %v, err %v", r.Skipped, r.Run != nil, r.Err)
+	}
+	e.Record(r)
+	if v := value(t, e.hasLeader); v != 0 {
+		t.Errorf("%s = %g, want 0", MetricHasLeader, v)
+	}
+	if v := value(t, e.skipped.WithLabelValues(SkipNoLeader)); v != 1 {
+		t.Errorf("skipped{no_leader} = %g, want 1", v)
+	}
+}
