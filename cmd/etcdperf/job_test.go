@@ -17,7 +17,7 @@ import (
 var planRunFile, _ = filepath.Abs("testdata/plan-run.json")
 
 // TestAnalyzePlanRunFile: analyze of a plan's run file prints what plan printed,
-// the step table and plan's verdict first, exits by plan's verdict, and labels
+// plan's verdict on its first line, then the step table; exits by plan's verdict, and labels
 // the knee's own diagnosis below it as that step's.
 func TestAnalyzePlanRunFile(t *testing.T) {
 	r := runBin(t, nil, "analyze", planRunFile)
@@ -28,14 +28,14 @@ func TestAnalyzePlanRunFile(t *testing.T) {
 		"plan check-perf-s v1",
 		"  STEP  OFFERED  THROUGHPUT  P99      ERRORS  RESULT\n",
 		"BROKE: put p99 146ms > 25.0ms",
-		"knee: 600 req/s at p99 6.415ms\nheadroom over 200 req/s: +200%\nPASS  bottleneck: cpu\npass: knee 600 req/s",
+		"PASS  bottleneck: cpu — knee 600 req/s (p99 6.415ms)",
 		"run file: " + planRunFile + "\n\ndiagnosis of the knee's step (step 4, 600 req/s offered):\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("analyze of the plan's run file lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	if i, j := strings.Index(r.stdout, "PASS  bottleneck"), strings.Index(r.stdout, "diagnosis of the knee's step"); i < 0 || j < i {
+	if i, j := strings.Index(r.stdout, "PASS  bottleneck: cpu — knee"), strings.Index(r.stdout, "diagnosis of the knee's step"); i != 0 || j < i {
 		t.Errorf("plan's verdict does not come first:\n%s", r.stdout)
 	}
 	j := runBin(t, nil, "analyze", planRunFile, "-w", "json")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,7 +63,8 @@ func TestPlanFindsKnee(t *testing.T) {
 		t.Errorf("report of the plan's run file lacks its verdict %q or knee:\n%s", out.Verdict.Summary, rep.stdout)
 	}
 	// analyze RUNFILE prints plan's verdict and exits by it.
-	if an := runBin(t, nil, "analyze", out.RunFile); an.code != r.code || !strings.Contains(an.stdout, out.Verdict.Summary) {
+	// Its first line states the summary without the status it opens with.
+	if an := runBin(t, nil, "analyze", out.RunFile); an.code != r.code || !strings.Contains(an.stdout, strings.TrimPrefix(out.Verdict.Summary, out.Verdict.Status+": ")) {
 		t.Errorf("analyze of the plan's run file: exit %d (plan's %d), lacks its verdict %q:\n%s", an.code, r.code, out.Verdict.Summary, an.stdout)
 	}
 	for _, f := range []string{"report.txt", "report.html", "plots/curve.png"} {
@@ -101,10 +103,14 @@ func TestQualifySmall(t *testing.T) {
 	if r.code != ExitOK && r.code != ExitFail {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"CRITERION", "CPU", "memory", "disk fdatasync p99", "sequential IOPS", "achieved load", "latency p99", "qualifies for:"} {
+	for _, want := range []string{"CRITERION", "CPU", "memory", "disk fdatasync p99", "sequential IOPS", "achieved load", "latency p99"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, r.stdout)
 		}
+	}
+	// The verdict, once, on the first line: the tier this host qualifies for, or not.
+	if first, _, _ := strings.Cut(r.stdout, "\n"); !regexp.MustCompile(`^(PASS|FAIL)  bottleneck: \S+ — .*qualif`).MatchString(first) {
+		t.Errorf("first line %q is not qualify's verdict:\n%s", first, r.stdout)
 	}
 	checkRunFile(t, runFile, "qualify")
 	// analyze RUNFILE prints what qualify printed and exits by its verdict.

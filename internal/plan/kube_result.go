@@ -166,7 +166,7 @@ func NewKubeResult(c KubeCluster, as Assumptions, slo []PercentileBound, steps [
 		if k.NodesAtKnee < c.Nodes {
 			v.Status = finding.StatusFail
 		}
-		parts = append(parts, fmt.Sprintf("%s: this etcd serves a cluster of %s %d nodes / %d pods at churn %.3g pods/s within %s (%d apiservers);",
+		parts = append(parts, fmt.Sprintf("%s: this etcd serves a cluster of %s %d nodes / %d pods at churn %.3g pods/s within %s (%d apiservers)",
 			v.Status, at, k.NodesAtKnee, k.PodsAtKnee, k.ChurnAtKnee, sloText, requested.APIServers))
 	}
 	switch {
@@ -178,7 +178,7 @@ func NewKubeResult(c KubeCluster, as Assumptions, slo []PercentileBound, steps [
 	case good != nil:
 		parts = append(parts, fmt.Sprintf("nothing ran out up to --max-nodes %d (Kubernetes' supported maximum is 5,000); the model's db reaches the quota at %d nodes", maxNodes, k.NodesAtQuota))
 	}
-	v.Summary = strings.Join(parts, " ")
+	v.Summary = strings.Join(parts, "; ")
 	out.Verdict, out.Kubernetes = v, k
 	return out
 }

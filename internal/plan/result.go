@@ -84,14 +84,14 @@ func NewResult(slo []PercentileBound, expected, maxRate float64, steps []*RateSt
 				v.Status = finding.StatusFail
 			}
 		}
-		parts = append([]string{v.Status + ":"}, parts...)
+		parts[0] = v.Status + ": " + parts[0]
 	}
 	if bad != nil {
 		v.Bottleneck = bad.RanOut()
 		v.Ranked = bad.Report.Verdict.Ranked
 		parts = append(parts, "bottleneck at the knee: "+v.Bottleneck+" — "+bad.Report.Verdict.Summary)
 	}
-	v.Summary = strings.Join(parts, " ")
+	v.Summary = strings.Join(parts, "; ")
 	out.Verdict = v
 	return out
 }

@@ -41,8 +41,7 @@ func (r Analysis) Simple(w io.Writer) error { return r.simple(w, true) }
 func (r Analysis) simple(w io.Writer, head bool) error {
 	p := &printer{w: w}
 	if head {
-		p.f("%s  bottleneck: %s\n", strings.ToUpper(r.Verdict.Status), r.Verdict.Bottleneck)
-		p.f("%s\n", r.Verdict.Summary)
+		p.f("%s\n", verdictLine(r.Verdict))
 	}
 	// Below a verdict that named the bottleneck, a ranking of it alone adds nothing.
 	ranked := len(r.Verdict.Ranked) > 1 || (head && len(r.Verdict.Ranked) > 0)
@@ -140,7 +139,7 @@ func (r Analysis) Table(w io.Writer) error { return r.table(w, true) }
 func (r Analysis) table(w io.Writer, head bool) error {
 	p := &printer{w: w}
 	if head {
-		p.f("VERDICT %s  BOTTLENECK %s\n%s\n", strings.ToUpper(r.Verdict.Status), r.Verdict.Bottleneck, r.Verdict.Summary)
+		p.f("%s\n", verdictLine(r.Verdict))
 	} else {
 		p.f("\n")
 	}

@@ -125,9 +125,10 @@ func BenchOps(run *results.Run) []BenchOp {
 	return ops
 }
 
-// Table writes one row per op and time (response, service), then the footer and
-// the diagnosis.
+// Table writes the verdict, one row per op and time (response, service), then
+// the footer and the diagnosis.
 func (b Bench) Table(w io.Writer) error {
+	b.head(w)
 	tw := NewTable(w)
 	fmt.Fprintln(tw, "OP\tTIME\tREQUESTS\tERRORS\tREQ/S\tTARGET\tLATE\tMEAN\tP50\tP90\tP99\tP99.9\tMAX")
 	for _, op := range b.run.Ops {
@@ -146,10 +147,11 @@ func (b Bench) Table(w io.Writer) error {
 	return b.tail(w, "table")
 }
 
-// Simple writes each op's counts, response and service times and its own
-// figures (watch events, txn conflicts, keys read), then the footer and the
-// diagnosis.
+// Simple writes the verdict, each op's counts, response and service times and
+// its own figures (watch events, txn conflicts, keys read), then the footer and
+// the diagnosis.
 func (b Bench) Simple(w io.Writer) error {
+	b.head(w)
 	run := b.run
 	fmt.Fprintf(w, "%s: %.2fs measured", run.Command, run.DurationS)
 	if run.WarmupS > 0 {
@@ -213,17 +215,31 @@ func (b Bench) tail(w io.Writer, format string) error {
 		fmt.Fprintf(w, ", transport %s", c.Transport)
 	}
 	fmt.Fprintln(w)
-	if run.Valid {
-		fmt.Fprintln(w, "valid")
-	} else {
-		fmt.Fprintf(w, "INVALID: %s\n", run.InvalidReason)
+	if !run.Valid && b.analyzed() && !strings.Contains(b.rep.Verdict.Summary, run.InvalidReason) {
+		// The verdict named another cause first; the generator's reason adds to it.
+		fmt.Fprintf(w, "run marked invalid by the generator: %s\n", run.InvalidReason)
 	}
 	if b.RunFile != "" {
 		fmt.Fprintf(w, "run file: %s\n", b.RunFile)
 	}
-	if b.rep == nil {
+	if !b.analyzed() {
 		return nil
 	}
-	fmt.Fprintln(w)
-	return Analysis(*b.rep).write(w, format)
+	return Analysis(*b.rep).body(w, format)
+}
+
+// analyzed reports whether the run has a verdict to state.
+func (b Bench) analyzed() bool { return b.rep != nil && b.rep.Verdict.Status != "" }
+
+// head writes bench's first line: the verdict when the run was analyzed, else
+// whether the run kept the measurement rules.
+func (b Bench) head(w io.Writer) {
+	switch {
+	case b.analyzed():
+		fmt.Fprintln(w, verdictLine(b.rep.Verdict))
+	case b.run.Valid:
+		fmt.Fprintln(w, "VALID  not analyzed")
+	default:
+		fmt.Fprintf(w, "INVALID  %s\n", b.run.InvalidReason)
+	}
 }

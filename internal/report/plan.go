@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/internal/plan"
 	"github.com/etcdperf/etcdperf/internal/profiles"
 )
@@ -19,9 +18,10 @@ type Plan struct {
 	Report  string           `json:"report,omitempty"`
 }
 
-// Simple writes the step table, the knee, the headroom, the verdict and what
-// broke.
+// Simple writes the verdict (the knee, the headroom, what broke), then the
+// step table and the findings of the step that broke.
 func (p Plan) Simple(w io.Writer) error {
+	fmt.Fprintln(w, verdictLine(p.Verdict))
 	var slo []string
 	for _, t := range p.SLO {
 		slo = append(slo, t.Name+"="+Ms(t.MaxMs))
@@ -35,19 +35,7 @@ func (p Plan) Simple(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if k := p.Knee; k != nil {
-		bound := ""
-		if k.ReachedMaxRate {
-			bound = " (at least: --max-rate reached)"
-		}
-		fmt.Fprintf(w, "knee: %.0f req/s at p99 %s%s\n", k.ThroughputRPS, Ms(k.P99Ms), bound)
-	} else {
-		fmt.Fprintln(w, "knee: none (the first step already broke)")
-	}
-	if p.Headroom != nil {
-		fmt.Fprintf(w, "headroom over %g req/s: %+.0f%%\n", p.ExpectedRPS, *p.Headroom*100)
-	}
-	writeVerdict(w, p.Verdict, p.Findings, true)
+	writeFindings(w, p.Findings, true)
 	fmt.Fprintf(w, "run file: %s\n", p.RunFile)
 	if p.Report != "" {
 		fmt.Fprintf(w, "report: %s\n", p.Report)
@@ -79,24 +67,4 @@ func stepResult(s *plan.RateStep) string {
 		return "ok"
 	}
 	return "BROKE: " + s.Broke
-}
-
-// writeVerdict writes the verdict line, its summary and the findings that warn
-// or fail (with their advice when advice is set).
-func writeVerdict(w io.Writer, v finding.Verdict, fs []finding.Finding, advice bool) {
-	fmt.Fprintf(w, "%s  bottleneck: %s\n%s\n", strings.ToUpper(v.Status), v.Bottleneck, v.Summary)
-	writeFindings(w, fs, advice)
-}
-
-// writeFindings writes the findings that warn or fail, one line each (with
-// their advice when advice is set).
-func writeFindings(w io.Writer, fs []finding.Finding, advice bool) {
-	for _, f := range fs {
-		if f.Severity == finding.Fail || f.Severity == finding.Warn {
-			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Class, f.Summary)
-			if advice && f.Advice != "" {
-				fmt.Fprintf(w, "         advice: %s\n", f.Advice)
-			}
-		}
-	}
 }

@@ -16,6 +16,7 @@ type Datascale struct {
 // Simple writes what the fill cost and what fits, each figure with its source.
 func (d Datascale) Simple(w io.Writer) error {
 	r := d.Datascale
+	fmt.Fprintln(w, verdictLine(d.Verdict))
 	tw := NewTable(w)
 	fmt.Fprintf(tw, "keys filled\t%d (%d-byte keys, %d-byte values) in %.1fs\n", r.Keys, r.KeySize, r.ValueSize, r.FillSeconds)
 	fmt.Fprintf(tw, "db size\t%s → %s (in use %s): %.0f bytes per key\t(Status.DbSize)\n", units.Bytes(r.DBBefore), units.Bytes(r.DBAfter), units.Bytes(r.DBInUseAfter), r.DBPerKey)
@@ -39,7 +40,6 @@ func (d Datascale) Simple(w io.Writer) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintf(w, "PASS  %s\n", d.Verdict.Summary)
 	return nil
 }
 

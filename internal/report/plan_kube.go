@@ -14,11 +14,13 @@ type KubePlan struct {
 	RunFile string `json:"run_file"`
 }
 
-// Simple writes the model with its sources, the traffic it makes, the steps,
-// the answer in nodes and pods, and the verdict.
+// Simple writes the verdict (the answer in nodes and pods, what runs out
+// first), then the model with its sources, the traffic it makes, the steps and
+// the findings behind what ran out.
 func (k KubePlan) Simple(w io.Writer) error {
 	a := k.Kubernetes
 	r := a.Model.Requested
+	fmt.Fprintln(w, verdictLine(k.Verdict))
 	fmt.Fprintf(w, "plan --kubernetes: %d nodes, %d pods, churn %.3g pods/s, %d apiservers; SLO %s (a whole LIST: p99 ≤ %s)\n",
 		r.Nodes, r.Pods, r.Churn, r.APIServers, plan.SLOText(k.SLO), Ms(a.Model.ListP99Ms))
 	fmt.Fprintln(w, "model:")
@@ -43,8 +45,7 @@ func (k KubePlan) Simple(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "answer: %d nodes, %d pods (runs out first: %s)\n", a.NodesAtKnee, a.PodsAtKnee, a.RunsOutFirst)
-	writeVerdict(w, k.Verdict, k.Findings, false)
+	writeFindings(w, k.Findings, false)
 	fmt.Fprintf(w, "run file: %s\n", k.RunFile)
 	return nil
 }

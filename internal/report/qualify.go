@@ -3,10 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/internal/hardware"
 	"github.com/etcdperf/etcdperf/internal/qualify"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -27,8 +25,11 @@ func NewQualify(res qualify.Result, host *results.Host, disk results.DiskResult,
 	return Qualify{Result: res, Host: host, Disk: withoutHists(disk), Ops: BenchOps(run), RunFile: runFile}
 }
 
-// Simple writes the host, the probe, one criteria table per tier tried and the verdict.
+// Simple writes the verdict (the tier this host qualifies for, what it lacks
+// for the next), then the host, the probe, one criteria table per tier tried
+// and the findings of the load run.
 func (q Qualify) Simple(w io.Writer) error {
+	fmt.Fprintln(w, verdictLine(q.Verdict))
 	h := q.Host
 	fmt.Fprintf(w, "host %s: %g CPUs, %.1f GB memory; data dir %s (%s", h.Hostname, h.EffectiveCPUs(), float64(h.MemoryBytes)/1e9, h.DataDir, h.DataDirFS)
 	if h.Disk != nil {
@@ -49,11 +50,9 @@ func (q Qualify) Simple(w io.Writer) error {
 			fmt.Fprintln(w, "  (load not run: the host falls short of the tier already)")
 		}
 	}
-	tier := q.QualifiedTier
-	if tier == "" {
-		tier = "none (" + hardware.BelowSmall + " or the load failed)"
+	if len(q.Findings) > 0 {
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "\nqualifies for: %s\n%s  %s\n", tier, strings.ToUpper(q.Verdict.Status), q.Verdict.Summary)
 	writeFindings(w, q.Findings, false)
 	fmt.Fprintf(w, "run file: %s\n", q.RunFile)
 	return nil

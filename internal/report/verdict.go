@@ -1,0 +1,35 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/etcdperf/etcdperf/finding"
+)
+
+// verdictLine is a command's first line: the status in capitals, the
+// bottleneck, and the summary without the status it opens with ("pass: …").
+// Every command that judges states its verdict there once; what follows only
+// adds to it.
+func verdictLine(v finding.Verdict) string {
+	s := strings.TrimPrefix(v.Summary, v.Status+": ")
+	head := strings.ToUpper(v.Status) + "  bottleneck: " + v.Bottleneck
+	if s == "" {
+		return head
+	}
+	return head + " — " + s
+}
+
+// writeFindings writes the findings that warn or fail, one line each (with
+// their advice when advice is set).
+func writeFindings(w io.Writer, fs []finding.Finding, advice bool) {
+	for _, f := range fs {
+		if f.Severity == finding.Fail || f.Severity == finding.Warn {
+			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Class, f.Summary)
+			if advice && f.Advice != "" {
+				fmt.Fprintf(w, "         advice: %s\n", f.Advice)
+			}
+		}
+	}
+}
