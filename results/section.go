@@ -7,7 +7,7 @@ import (
 
 // Sections are the run's command results by section name. Each is written and
 // read as the type its package declares (check.Result, plan.Record,
-// qualify.Record, drill.ReplaceReport, ...), never as some command's printed
+// qualify.Record, drill.ReplaceResult, ...), never as some command's printed
 // output: a reader asks for the sections it knows, whatever command wrote the
 // file. docs/run-file.schema.json describes every section.
 type Sections map[string]json.RawMessage

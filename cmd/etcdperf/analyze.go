@@ -33,7 +33,7 @@ func newAnalyzeCmd(a *app) *cobra.Command {
 				return report.Print(a.stdout, a.output, report.Rules(analyze.Rules))
 			}
 			opts := analyze.Options{Cores: cores, MemoryBytes: memory, WindowSeconds: window.Seconds(), Clients: clients}
-			var rep analyze.Report
+			var rep analyze.Result
 			var err error
 			switch {
 			case pf.set() && len(dumps) == 0:

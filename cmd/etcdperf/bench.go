@@ -145,7 +145,7 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	if werr == nil {
 		werr = writeReport(bf.report, run)
 	}
-	if perr := a.printBench(run, path, &m.Report); perr != nil {
+	if perr := a.printBench(run, path, &m.Analysis); perr != nil {
 		return perr
 	}
 	switch {
@@ -155,16 +155,16 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 		return m.Err
 	case werr != nil:
 		return werr
-	case !run.Valid && m.Report.Verdict.Status != finding.StatusFail:
+	case !run.Valid && m.Analysis.Verdict.Status != finding.StatusFail:
 		// A run the cluster failed (a full quota refused the writes) is the
 		// cluster's answer, not a bad measurement: the verdict's fail stands.
 		return withCode(ExitInvalid, fmt.Errorf("invalid run: %s", run.InvalidReason))
 	}
-	return verdictExit(m.Report.Verdict.Status)
+	return verdictExit(m.Analysis.Verdict.Status)
 }
 
 // printBench prints a run's summary and, when rep is not nil, its diagnosis.
-func (a *app) printBench(run *results.Run, runFile string, rep *analyze.Report) error {
+func (a *app) printBench(run *results.Run, runFile string, rep *analyze.Result) error {
 	if rep != nil {
 		rep.Verbose = a.verbose
 	}

@@ -126,15 +126,15 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 		return lr.Err // nothing was measured: the prefix was in use, the fill failed, ...
 	}
 	limit, src := check.P99Limit(cf.p99, p)
-	verdict, criteria := check.Default(run, lr.Report, limit, src)
+	verdict, criteria := check.Default(run, lr.Analysis, limit, src)
 	compat, err := check.Compat(run)
 	if err != nil {
 		return err
 	}
 	// The run file keeps check's own verdict, so a report made from it says what check said.
-	run.Diagnosis = lr.Report.Diagnosis()
+	run.Diagnosis = lr.Analysis.Diagnosis()
 	run.Diagnosis.Verdict = &verdict
-	lr.Report.Verbose = a.verbose
+	lr.Analysis.Verbose = a.verbose
 	res := check.Result{Verdict: verdict, Criteria: criteria, Compat: compat, ExitFollows: "default", Profile: p.Summary(),
 		P99LimitMs: float64(limit) / float64(time.Millisecond), P99Source: src}
 	if cf.compat {
@@ -143,7 +143,7 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 	if err := run.SetSection(res); err != nil {
 		return err
 	}
-	out := report.NewCheck(run, "", lr.Report, res)
+	out := report.NewCheck(run, "", lr.Analysis, res)
 	path, werr := a.writeRun(run)
 	if werr == nil {
 		werr = writeReport(cf.report, run)

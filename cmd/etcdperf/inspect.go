@@ -79,7 +79,7 @@ func (a *app) runInspect(cmd *cobra.Command, f *inspectFlags) error {
 		}
 		f.Previous = p
 	}
-	var r *inspect.Report
+	var r *inspect.Result
 	if f.snapshot != "" {
 		var err error
 		if r, err = inspect.ReadSnapshot(f.snapshot, f.Options); err != nil {
@@ -98,7 +98,7 @@ func (a *app) runInspect(cmd *cobra.Command, f *inspectFlags) error {
 			return err
 		}
 	}
-	if err := report.Print(a.stdout, a.output, report.Inspect{Report: r}); err != nil {
+	if err := report.Print(a.stdout, a.output, report.Inspect{Result: r}); err != nil {
 		return err
 	}
 	if r.Worst() == finding.Fail {

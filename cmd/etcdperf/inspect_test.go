@@ -155,7 +155,7 @@ func TestInspectEndToEnd(t *testing.T) {
 	// An earlier inspection's output (here: this one, a day older and half the size)
 	// gives the growth rate.
 	prev := filepath.Join(t.TempDir(), "prev.json")
-	var full inspect.Report
+	var full inspect.Result
 	r := runBin(t, nil, "inspect", "--snapshot", snap, "-w", "json")
 	if err := json.Unmarshal([]byte(r.stdout), &full); err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func TestInspectEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = runBin(t, nil, "inspect", "--snapshot", snap, "--previous", prev, "-w", "json")
-	var grown inspect.Report
+	var grown inspect.Result
 	if err := json.Unmarshal([]byte(r.stdout), &grown); err != nil || grown.Growth == nil || grown.Growth.BytesPerDay <= 0 || grown.Growth.DaysToQuota == nil {
 		t.Errorf("growth from --previous: %v, %+v (stderr %s)", err, grown.Growth, r.stderr)
 	}

@@ -106,11 +106,11 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 			}
 			// It measured before it failed (a member lost, the cleanup after it):
 			// the step is judged and kept, and the search stops with it.
-			s := plan.Judge(lr.Run, lr.Report, slo, pf.ErrorBudget)
+			s := plan.Judge(lr.Run, lr.Analysis, slo, pf.ErrorBudget)
 			s.OfferedRPS = rate
 			return &s, err
 		}
-		s := plan.Judge(lr.Run, lr.Report, slo, pf.ErrorBudget)
+		s := plan.Judge(lr.Run, lr.Analysis, slo, pf.ErrorBudget)
 		s.OfferedRPS = rate
 		return &s, nil
 	}

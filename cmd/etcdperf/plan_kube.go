@@ -67,7 +67,7 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 			if len(lr.Run.Ops) > 0 {
 				// It measured before it failed (a member lost, the cleanup after
 				// it): the step is judged and kept, and the search stops with it.
-				s := plan.JudgeKube(tr.Nodes, tr.Pods, lr.Run, lr.Report, slo, pf.ErrorBudget)
+				s := plan.JudgeKube(tr.Nodes, tr.Pods, lr.Run, lr.Analysis, slo, pf.ErrorBudget)
 				steps[nodes] = s
 				order = append(order, s)
 			}
@@ -80,7 +80,7 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 				return false, fmt.Errorf("between steps: %w", err)
 			}
 		}
-		s := plan.JudgeKube(tr.Nodes, tr.Pods, lr.Run, lr.Report, slo, pf.ErrorBudget)
+		s := plan.JudgeKube(tr.Nodes, tr.Pods, lr.Run, lr.Analysis, slo, pf.ErrorBudget)
 		steps[nodes] = s
 		order = append(order, s)
 		return s.OK, nil

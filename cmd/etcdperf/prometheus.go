@@ -39,10 +39,10 @@ func (p *promFlags) set() bool { return p.url != "" }
 // analyzePrometheus grades the run file args[0] (if given) with its scrapes
 // replaced by the samples Prometheus stored over the window, or, without a run
 // file, the members' metrics alone over --from..--to.
-func analyzePrometheus(ctx context.Context, p *promFlags, args []string, opts analyze.Options) (analyze.Report, error) {
+func analyzePrometheus(ctx context.Context, p *promFlags, args []string, opts analyze.Options) (analyze.Result, error) {
 	run, err := p.run(ctx, args)
 	if err != nil {
-		return analyze.Report{}, err
+		return analyze.Result{}, err
 	}
 	return analyze.Run(run, opts)
 }

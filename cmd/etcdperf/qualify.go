@@ -61,9 +61,9 @@ func (a *app) runQualify(cmd *cobra.Command, qf *qualifyFlags) error {
 	if err != nil {
 		return err
 	}
-	res, run, err := qualify.Run(qf.Tier, host, disk, qf.P99, func(tier hardware.Tier) (*results.Run, analyze.Report, error) {
+	res, run, err := qualify.Run(qf.Tier, host, disk, qf.P99, func(tier hardware.Tier) (*results.Run, analyze.Result, error) {
 		lr, err := a.qualifyLoad(cmd, qf.DataDir, tier, qf)
-		return lr.Run, lr.Report, err
+		return lr.Run, lr.Analysis, err
 	})
 	if err != nil {
 		return err

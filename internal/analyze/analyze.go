@@ -43,8 +43,8 @@ type Options struct {
 	Rules []Rule
 }
 
-// Report is the analysis, shaped for JSON output.
-type Report struct {
+// Result is the analysis, shaped for JSON output.
+type Result struct {
 	Verdict  finding.Verdict        `json:"verdict"`
 	Findings []finding.Finding      `json:"findings"`
 	Budget   *finding.Budget        `json:"budget,omitempty"`
@@ -58,12 +58,12 @@ type Report struct {
 
 // Run analyzes a run file. It fails only on input it cannot read at all (nil, or
 // another run file version); missing or broken scrapes make findings unknown.
-func Run(run *results.Run, opts Options) (Report, error) {
+func Run(run *results.Run, opts Options) (Result, error) {
 	if run == nil {
-		return Report{}, errors.New("analyze: no run")
+		return Result{}, errors.New("analyze: no run")
 	}
 	if run.Version != results.Version {
-		return Report{}, fmt.Errorf("analyze: run file version %d; this build reads version %d", run.Version, results.Version)
+		return Result{}, fmt.Errorf("analyze: run file version %d; this build reads version %d", run.Version, results.Version)
 	}
 	windows, notes := windowsFromScrapes(run.Scrapes)
 	in := Input{Run: run, Members: windows, NetworkRTTMs: opts.NetworkRTTMs, rttSource: "given"}
@@ -108,15 +108,15 @@ func Run(run *results.Run, opts Options) (Report, error) {
 // Dumps analyzes two saved /metrics texts of one member, taken before and after a
 // period of load (the support workflow: "send us your metrics"). It fails when a
 // text does not parse or is not an etcd member's.
-func Dumps(before, after string, opts Options) (Report, error) {
+func Dumps(before, after string, opts Options) (Result, error) {
 	var snaps []*Snapshot
 	for i, text := range []string{before, after} {
 		s, err := Parse(text)
 		if err != nil {
-			return Report{}, fmt.Errorf("%s dump: %w", []string{"before", "after"}[i], err)
+			return Result{}, fmt.Errorf("%s dump: %w", []string{"before", "after"}[i], err)
 		}
 		if !s.IsEtcd() {
-			return Report{}, fmt.Errorf("%s dump: %w", []string{"before", "after"}[i], ErrNotEtcd)
+			return Result{}, fmt.Errorf("%s dump: %w", []string{"before", "after"}[i], ErrNotEtcd)
 		}
 		s.Member = "member"
 		snaps = append(snaps, s)
@@ -133,13 +133,13 @@ func Dumps(before, after string, opts Options) (Report, error) {
 }
 
 // report grades the input and builds the verdict and budget.
-func report(in Input, opts Options) Report {
+func report(in Input, opts Options) Result {
 	rules := opts.Rules
 	if rules == nil {
 		rules = Rules
 	}
 	findings := evaluate(rules, in)
-	rep := Report{Findings: findings, Budget: computeBudget(&in)}
+	rep := Result{Findings: findings, Budget: computeBudget(&in)}
 	shareOf(findings, rep.Budget, &in)
 	rep.Verdict = verdict(in.Run, findings)
 	rep.Verdict.Versions = versionsOf(&in)

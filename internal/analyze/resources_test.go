@@ -86,7 +86,7 @@ func TestMemberResources(t *testing.T) {
 }
 
 // memberEvidence is the evidence of one member whose signal starts with signal.
-func memberEvidence(rep Report, member, signal string) (finding.Evidence, bool) {
+func memberEvidence(rep Result, member, signal string) (finding.Evidence, bool) {
 	for _, f := range rep.Findings {
 		for _, e := range f.Evidence {
 			if e.Member == member && strings.HasPrefix(e.Signal, signal) {

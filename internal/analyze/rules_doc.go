@@ -7,7 +7,7 @@ import (
 )
 
 // Diagnosis is the report as the run file stores it and the renderers show it.
-func (r Report) Diagnosis() *finding.Diagnosis {
+func (r Result) Diagnosis() *finding.Diagnosis {
 	v := r.Verdict
 	return &finding.Diagnosis{Verdict: &v, Findings: r.Findings, Budget: r.Budget, Hardware: r.Hardware, Notes: r.Notes}
 }

@@ -55,7 +55,7 @@ func member(leader bool, changes float64) string {
 		gauge(metrics.DBTotal, 2*mib).gauge(metrics.Quota, 2*gib).String()
 }
 
-func findingOf(t *testing.T, rep Report, c finding.Class) finding.Finding {
+func findingOf(t *testing.T, rep Result, c finding.Class) finding.Finding {
 	t.Helper()
 	for _, f := range rep.Findings {
 		if f.Class == c {

@@ -54,21 +54,21 @@ func (p *Prometheus) PrometheusRun(ctx context.Context, run *results.Run, from, 
 // http://MEMBER:2379/metrics > before.txt), as Dumps does. A dump keeps the time
 // it was written, which is when it was scraped: without opts.WindowSeconds the
 // files' modification times say how far apart they are.
-func DumpFiles(beforePath, afterPath string, opts Options) (Report, error) {
+func DumpFiles(beforePath, afterPath string, opts Options) (Result, error) {
 	before, bt, err := readDump(beforePath)
 	if err != nil {
-		return Report{}, err
+		return Result{}, err
 	}
 	after, at, err := readDump(afterPath)
 	if err != nil {
-		return Report{}, err
+		return Result{}, err
 	}
 	if opts.WindowSeconds <= 0 && at.After(bt) {
 		opts.WindowSeconds = at.Sub(bt).Seconds()
 	}
 	rep, err := Dumps(before, after, opts)
 	if err != nil {
-		return Report{}, fmt.Errorf("--metrics %s, %s: %w", beforePath, afterPath, err)
+		return Result{}, fmt.Errorf("--metrics %s, %s: %w", beforePath, afterPath, err)
 	}
 	return rep, nil
 }
@@ -88,14 +88,14 @@ func readDump(path string) (string, time.Time, error) {
 // Merged merges the workers' runs (results.Merge) and grades the merged run as
 // bench grades its own, on the merged load and the merged scrapes: the merged
 // run keeps that diagnosis, not any worker's.
-func Merged(runs []*results.Run, names []string) (*results.Run, Report, error) {
+func Merged(runs []*results.Run, names []string) (*results.Run, Result, error) {
 	merged, err := results.Merge(runs, names)
 	if err != nil {
-		return nil, Report{}, err
+		return nil, Result{}, err
 	}
 	rep, err := Run(merged, Options{})
 	if err != nil {
-		return nil, Report{}, err
+		return nil, Result{}, err
 	}
 	merged.Diagnosis = rep.Diagnosis()
 	return merged, rep, nil

@@ -119,10 +119,10 @@ func TestMergedAndRunFile(t *testing.T) {
 }
 
 // gradeFile grades the run file at path again, as analyze RUNFILE does.
-func gradeFile(path string) (Report, error) {
+func gradeFile(path string) (Result, error) {
 	run, err := results.ReadFile(path)
 	if err != nil {
-		return Report{}, err
+		return Result{}, err
 	}
 	return Run(run, Options{})
 }

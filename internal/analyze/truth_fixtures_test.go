@@ -60,7 +60,7 @@ func TestTruthFixtures(t *testing.T) {
 
 // onlyStraddles reports whether every warn or fail evidence of rep is a quantile
 // whose bucket straddles its threshold.
-func onlyStraddles(rep Report) bool {
+func onlyStraddles(rep Result) bool {
 	n := 0
 	for _, f := range rep.Findings {
 		for _, e := range f.Evidence {

@@ -15,7 +15,7 @@ func walText(fast, n, le, cpu float64) *mtext {
 	return etcdBase().gauge(metrics.IsLeader, 1).hist(metrics.WALFsync, "", diskBuckets, cumAt(fast, n, le), 1).counter(metrics.CPUSeconds, cpu)
 }
 
-func runOf(i *Input) Report {
+func runOf(i *Input) Result {
 	rep := report(*i, Options{})
 	return rep
 }
@@ -165,7 +165,7 @@ func TestMixedVersions(t *testing.T) {
 	}
 }
 
-func findingIn(rep Report, c finding.Class) finding.Finding {
+func findingIn(rep Result, c finding.Class) finding.Finding {
 	for _, f := range rep.Findings {
 		if f.Class == c {
 			return f

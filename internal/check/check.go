@@ -99,7 +99,7 @@ func Compat(run *results.Run) (CompatVerdict, error) {
 // and no signal the analyzer graded fail. A generator saturated on its own (the
 // analyzer's client class) makes the run invalid; otherwise a failure names the
 // bottleneck the analyzer found.
-func Default(run *results.Run, rep analyze.Report, p99 time.Duration, p99Source string) (finding.Verdict, []finding.Criterion) {
+func Default(run *results.Run, rep analyze.Result, p99 time.Duration, p99Source string) (finding.Verdict, []finding.Criterion) {
 	limit := float64(p99) / float64(time.Millisecond)
 	var crit []finding.Criterion
 	paced := run.Paced()

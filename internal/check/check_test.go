@@ -128,7 +128,7 @@ func TestDefaultVerdict(t *testing.T) {
 		{"ranked by share", good(), []finding.Finding{share(fail(finding.ClassDisk), 0.1), share(fail(finding.ClassNetwork), 0.8)}, "fail", "network", "bottleneck network"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, crit := Default(tc.run, analyze.Report{Findings: tc.findings}, 100*time.Millisecond, "test")
+			v, crit := Default(tc.run, analyze.Result{Findings: tc.findings}, 100*time.Millisecond, "test")
 			if v.Status != tc.status || v.Bottleneck != tc.bottleneck {
 				t.Errorf("verdict %s/%s, want %s/%s: %s", v.Status, v.Bottleneck, tc.status, tc.bottleneck, v.Summary)
 			}

@@ -151,7 +151,7 @@ func record(run *results.Run, rep results.Section, interrupted bool, errText str
 }
 
 // SectionName is the report's key in the run file's sections.
-func (*ReplaceReport) SectionName() string { return "drill_replace_member" }
+func (*ReplaceResult) SectionName() string { return "drill_replace_member" }
 
 // SectionName is the report's key in the run file's sections.
-func (*RestartReport) SectionName() string { return "drill_rolling_restart" }
+func (*RestartResult) SectionName() string { return "drill_rolling_restart" }

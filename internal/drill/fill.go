@@ -67,7 +67,7 @@ func SizeFill(root string, bytes int64, valueBytes int) (FillSpec, error) {
 // their key counts, average key and value sizes, and history depth (old revisions
 // per key), under root. scaleTo, when positive, scales the key counts so the fill
 // writes about that many bytes.
-func ShapeFill(root string, r *inspect.Report, scaleTo int64) (FillSpec, error) {
+func ShapeFill(root string, r *inspect.Result, scaleTo int64) (FillSpec, error) {
 	f := FillSpec{Root: root}
 	for _, p := range r.Prefixes {
 		if p.Keys <= 0 {

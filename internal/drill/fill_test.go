@@ -25,7 +25,7 @@ func TestSizeFill(t *testing.T) {
 }
 
 func TestShapeFill(t *testing.T) {
-	r := &inspect.Report{Prefixes: []inspect.Prefix{
+	r := &inspect.Result{Prefixes: []inspect.Prefix{
 		{Prefix: "/registry/pods/", Keys: 1000, KeyBytes: 1000 * 40, ValueBytes: 1000 * 3000, OldRevisions: 2000},
 		{Prefix: "/registry/events/", Keys: 500, KeyBytes: 500 * 50, ValueBytes: 500 * 800},
 		{Prefix: "/empty/", Keys: 0},
@@ -51,7 +51,7 @@ func TestShapeFill(t *testing.T) {
 	if b := scaled.Bytes(); b < f.Bytes()/10*9/10 || b > f.Bytes()/10*11/10 {
 		t.Fatalf("scaled fill writes %d, want about %d", b, f.Bytes()/10)
 	}
-	if _, err := ShapeFill("/p/", &inspect.Report{}, 0); err == nil {
+	if _, err := ShapeFill("/p/", &inspect.Result{}, 0); err == nil {
 		t.Fatal("an empty inspection was accepted")
 	}
 }

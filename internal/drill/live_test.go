@@ -59,7 +59,7 @@ func putLoad(t *testing.T, eps []string) Load {
 
 // replace runs one replace-member drill; stopAt, when set, cancels it as soon as
 // a progress line containing it is printed.
-func replace(t *testing.T, c *cluster.Cluster, cli *clientv3.Client, asVoter bool, stopAt string) *ReplaceReport {
+func replace(t *testing.T, c *cluster.Cluster, cli *clientv3.Client, asVoter bool, stopAt string) *ReplaceResult {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -118,7 +118,7 @@ func TestReplaceMember(t *testing.T) {
 	if rep.Load == nil {
 		t.Fatal("the drill kept no run of its load")
 	}
-	var stored ReplaceReport
+	var stored ReplaceResult
 	if ok, err := rep.Load.Section(&stored); !ok || err != nil || stored.Drill != ReplaceName || len(stored.Phases) != len(rep.Phases) {
 		t.Errorf("the load's run does not hold the drill's report: %+v", stored)
 	}

@@ -72,8 +72,8 @@ type ReplaceConfig struct {
 	Settings map[string]string
 }
 
-// ReplaceReport is the outcome of replace-member (the JSON of `drill replace-member -w json`).
-type ReplaceReport struct {
+// ReplaceResult is the outcome of replace-member (the JSON of `drill replace-member -w json`).
+type ReplaceResult struct {
 	Drill    string            `json:"drill"`
 	Mode     string            `json:"mode"` // learner | voter
 	Settings map[string]string `json:"settings,omitempty"`
@@ -153,7 +153,7 @@ type Exposure struct {
 type replaceRun struct {
 	cfg     ReplaceConfig
 	env     *Env
-	rep     *ReplaceReport
+	rep     *ReplaceResult
 	members []MemberInfo // the membership now, for scrapes
 	bounds  []boundary
 	leader  string // hex ID
@@ -172,7 +172,7 @@ type replaceRun struct {
 // load a while more, then check the result. Interrupted (ctx done) or failing at
 // any step, it still leaves the original number of voters: a member already
 // removed is replaced, a learner already added is promoted once it caught up.
-func ReplaceMember(ctx context.Context, cfg ReplaceConfig) (*ReplaceReport, error) {
+func ReplaceMember(ctx context.Context, cfg ReplaceConfig) (*ReplaceResult, error) {
 	if cfg.CatchUpTimeout <= 0 {
 		cfg.CatchUpTimeout = 3 * time.Minute
 	}
@@ -181,7 +181,7 @@ func ReplaceMember(ctx context.Context, cfg ReplaceConfig) (*ReplaceReport, erro
 		mode = "voter"
 	}
 	r := &replaceRun{cfg: cfg, env: cfg.Env, members: cfg.Plan.Survey.Members, leader: fmt.Sprintf("%x", cfg.Plan.Survey.Leader),
-		rep: &ReplaceReport{Drill: ReplaceName, Mode: mode, Settings: cfg.Settings, Removed: cfg.Plan.Victim}}
+		rep: &ReplaceResult{Drill: ReplaceName, Mode: mode, Settings: cfg.Settings, Removed: cfg.Plan.Victim}}
 	lctx, stopLoad := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLoad()
 	loadDone := make(chan loaded, 1)

@@ -66,8 +66,8 @@ type RestartConfig struct {
 	Timeout time.Duration
 }
 
-// RestartReport is the outcome of rolling-restart (the JSON of `drill rolling-restart -w json`).
-type RestartReport struct {
+// RestartResult is the outcome of rolling-restart (the JSON of `drill rolling-restart -w json`).
+type RestartResult struct {
 	Drill                 string        `json:"drill"`
 	Phases                []Phase       `json:"phases"`
 	Restarts              []Restart     `json:"restarts"`
@@ -97,7 +97,7 @@ type Restart struct {
 
 // RollingRestart restarts each planned member in turn under load, waiting until
 // it is back and the cluster is healthy again before the next one.
-func RollingRestart(ctx context.Context, cfg RestartConfig) (*RestartReport, error) {
+func RollingRestart(ctx context.Context, cfg RestartConfig) (*RestartResult, error) {
 	if cfg.Settle <= 0 {
 		cfg.Settle = 5 * time.Second
 	}
@@ -105,8 +105,8 @@ func RollingRestart(ctx context.Context, cfg RestartConfig) (*RestartReport, err
 		cfg.Timeout = time.Minute
 	}
 	env := cfg.Env
-	rep := &RestartReport{Drill: RestartName}
-	r := &replaceRun{env: env, rep: &ReplaceReport{}, members: cfg.Plan.Survey.Members, leader: fmt.Sprintf("%x", cfg.Plan.Survey.Leader)}
+	rep := &RestartResult{Drill: RestartName}
+	r := &replaceRun{env: env, rep: &ReplaceResult{}, members: cfg.Plan.Survey.Members, leader: fmt.Sprintf("%x", cfg.Plan.Survey.Leader)}
 	lctx, stopLoad := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLoad()
 	loadDone := make(chan loaded, 1)

@@ -48,7 +48,7 @@ type Record struct {
 // Byte histograms span 0 B .. 2 GiB, the largest gRPC message etcd sends (math.MaxInt32).
 const histMaxBytes = 1<<31 - 1
 
-// Aggregator accumulates Records into the figures of a Report.
+// Aggregator accumulates Records into the figures of a Result.
 type Aggregator struct {
 	depth, top   int
 	nearLimit    int64
@@ -146,7 +146,7 @@ func (a *Aggregator) AddDeleted(bytes int64) {
 
 // Fill writes the aggregated figures into r. Value bytes are exact when every
 // value was read, else extrapolated per prefix from the sampled keys.
-func (a *Aggregator) Fill(r *Report) {
+func (a *Aggregator) Fill(r *Result) {
 	r.Depth = a.depth
 	r.Total = a.total
 	r.Total.ValueBytes = 0

@@ -87,7 +87,7 @@ func TestAggregatorPrefixes(t *testing.T) {
 			for _, r := range tc.records {
 				a.Add(r)
 			}
-			var r Report
+			var r Result
 			a.Fill(&r)
 			got := append([]Prefix{}, r.Prefixes...)
 			for i := range got {
@@ -120,7 +120,7 @@ func TestAggregatorLargestAndNear(t *testing.T) {
 	} {
 		a.Add(r)
 	}
-	var r Report
+	var r Result
 	a.Fill(&r)
 	var largest, near []string
 	for _, k := range r.Largest {

@@ -113,7 +113,7 @@ func EstimateRecovery(dbBytes int64, diskMBps, netMBps float64) Recovery {
 
 // finish completes a report whose data figures are filled: db ratios, quota,
 // recovery, growth, tuning, and the findings.
-func finish(r *Report, o Options, m clusterMetrics) {
+func finish(r *Result, o Options, m clusterMetrics) {
 	db := &r.DB
 	if db.SizeBytes > 0 {
 		db.InUseRatio = float64(db.InUseBytes) / float64(db.SizeBytes)

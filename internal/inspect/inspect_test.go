@@ -103,7 +103,7 @@ func revision(ctx context.Context, t *testing.T, cli *clientv3.Client) int64 {
 	return resp.Header.Revision
 }
 
-func checkShape(t *testing.T, r *Report, deleted int64) {
+func checkShape(t *testing.T, r *Result, deleted int64) {
 	t.Helper()
 	got := append([]Prefix{}, r.Prefixes...)
 	for i := range got {
@@ -135,7 +135,7 @@ func checkShape(t *testing.T, r *Report, deleted int64) {
 	}
 }
 
-func findingOf(r *Report, class finding.Class) finding.Finding {
+func findingOf(r *Result, class finding.Class) finding.Finding {
 	for _, f := range r.Findings {
 		if f.Class == class {
 			return f

@@ -65,10 +65,10 @@ type liveScan struct {
 // Live inspects a running cluster. Every read is a range at one revision (so the
 // figures are one consistent view), count-only or keys-only where the values are not
 // needed, paginated, and paced to MaxRPS: safe to run against production.
-func Live(ctx context.Context, t LiveTarget, o LiveOptions) (*Report, error) {
+func Live(ctx context.Context, t LiveTarget, o LiveOptions) (*Result, error) {
 	start := time.Now()
 	s := &liveScan{cli: t.Client, o: o, pace: newPacer(o.MaxRPS), sampled: map[string]bool{}}
-	r := &Report{Source: "live", Endpoints: t.Endpoints, InspectedAt: start.UTC(), KeyPrefix: o.KeyPrefix}
+	r := &Result{Source: "live", Endpoints: t.Endpoints, InspectedAt: start.UTC(), KeyPrefix: o.KeyPrefix}
 	if err := s.status(ctx, t.Endpoints, r); err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func keyRange(prefix string) (key, end string) {
 }
 
 // status asks every endpoint for its db size, in-use size, quota and version.
-func (s *liveScan) status(ctx context.Context, endpoints []string, r *Report) error {
+func (s *liveScan) status(ctx context.Context, endpoints []string, r *Result) error {
 	for _, ep := range endpoints {
 		if err := s.pace.wait(ctx); err != nil {
 			return err

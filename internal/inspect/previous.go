@@ -28,7 +28,7 @@ func LoadPrevious(path string) (*Previous, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--previous: %w", err)
 	}
-	var rep Report
+	var rep Result
 	if err := json.Unmarshal(b, &rep); err == nil && !rep.InspectedAt.IsZero() && rep.DB.SizeBytes > 0 {
 		return &Previous{At: rep.InspectedAt, SizeBytes: rep.DB.SizeBytes, From: path + " (inspect output)"}, nil
 	}

@@ -11,7 +11,7 @@ import (
 func TestReadReport(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "shape.json")
-	b, err := json.Marshal(Report{Source: "snapshot", Total: Totals{Keys: 3}})
+	b, err := json.Marshal(Result{Source: "snapshot", Total: Totals{Keys: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}

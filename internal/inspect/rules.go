@@ -47,7 +47,7 @@ const (
 	srcGrowth       = "heuristic: a week (fail) or a month (warn) to react"
 )
 
-func findings(r *Report, o Options) []finding.Finding {
+func findings(r *Result, o Options) []finding.Finding {
 	fs := []finding.Finding{valueSizeFinding(r, o), rangeSizeFinding(r), historyFinding(r), fragmentationFinding(r),
 		quotaFinding(r), recoveryFinding(r)}
 	if r.Growth != nil {
@@ -60,7 +60,7 @@ func findings(r *Report, o Options) []finding.Finding {
 	return fs
 }
 
-func valueSizeFinding(r *Report, o Options) finding.Finding {
+func valueSizeFinding(r *Result, o Options) finding.Finding {
 	near, limit := o.nearLimit(), o.MaxRequestBytes
 	f := finding.Finding{Class: finding.ClassValueSize, Severity: finding.OK}
 	var largest int64
@@ -96,7 +96,7 @@ func valueSizeFinding(r *Report, o Options) finding.Finding {
 	return f
 }
 
-func rangeSizeFinding(r *Report) finding.Finding {
+func rangeSizeFinding(r *Result) finding.Finding {
 	f := finding.Finding{Class: finding.ClassRangeSize, Severity: finding.OK}
 	offending := 0
 	for _, p := range r.Prefixes {
@@ -136,7 +136,7 @@ func rangeSizeFinding(r *Report) finding.Finding {
 	return f
 }
 
-func historyFinding(r *Report) finding.Finding {
+func historyFinding(r *Result) finding.Finding {
 	h := r.History
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
 	ev := finding.Evidence{Signal: "compaction would free", Observed: units.Bytes(h.CompactionFreesBytes),
@@ -160,7 +160,7 @@ func historyFinding(r *Report) finding.Finding {
 	return f
 }
 
-func fragmentationFinding(r *Report) finding.Finding {
+func fragmentationFinding(r *Result) finding.Finding {
 	db := r.DB
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
 	ev := finding.Evidence{Signal: "db in-use / size", Observed: fmt.Sprintf("%.2f (%s of %s)", db.InUseRatio, units.Bytes(db.InUseBytes), units.Bytes(db.SizeBytes)),
@@ -176,7 +176,7 @@ func fragmentationFinding(r *Report) finding.Finding {
 	return f
 }
 
-func quotaFinding(r *Report) finding.Finding {
+func quotaFinding(r *Result) finding.Finding {
 	db := r.DB
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
 	ev := finding.Evidence{Signal: "db size / quota", Observed: fmt.Sprintf("%.1f%% (%s of %s, quota from %s)", 100*db.QuotaUsed, units.Bytes(db.SizeBytes), units.Bytes(db.QuotaBytes), db.QuotaSource),
@@ -195,7 +195,7 @@ func quotaFinding(r *Report) finding.Finding {
 	return f
 }
 
-func recoveryFinding(r *Report) finding.Finding {
+func recoveryFinding(r *Result) finding.Finding {
 	rc := r.Recovery
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
 	ev := finding.Evidence{Signal: "db size (snapshot a new member receives)", Observed: fmt.Sprintf("%s ≈ %s at %.0f MB/s", units.Bytes(r.DB.SizeBytes), units.Seconds(rc.Seconds), min(rc.DiskMBps, rc.NetMBps)),
@@ -211,7 +211,7 @@ func recoveryFinding(r *Report) finding.Finding {
 	return f
 }
 
-func growthFinding(r *Report) finding.Finding {
+func growthFinding(r *Result) finding.Finding {
 	g := r.Growth
 	f := finding.Finding{Class: finding.ClassHealth, Severity: finding.OK}
 	obs := fmt.Sprintf("%s/day since %s", units.Bytes(int64(g.BytesPerDay)), g.PreviousAt.Format(time.RFC3339))
@@ -236,7 +236,7 @@ func growthFinding(r *Report) finding.Finding {
 // timingFinding compares heartbeat and election timeout with the peer round trip
 // and the WAL fsync, as the tuning guide asks: heartbeat about 0.5–1.5× RTT, election
 // timeout at least 10× RTT; slow disks delay heartbeats too.
-func timingFinding(r *Report) finding.Finding {
+func timingFinding(r *Result) finding.Finding {
 	t := r.Tuning
 	f := finding.Finding{Class: finding.ClassNetwork, Severity: finding.OK}
 	if t.PeerRTTP99Ms == nil {
@@ -273,7 +273,7 @@ func timingFinding(r *Report) finding.Finding {
 	return f
 }
 
-func raftLogFinding(r *Report) finding.Finding {
+func raftLogFinding(r *Result) finding.Finding {
 	t := r.Tuning
 	ev := finding.Evidence{Signal: "raft log in memory (snapshot-count × average key+value)", Observed: fmt.Sprintf("≈ %s (%d × %s)", units.Bytes(t.RaftLogBytes), t.SnapshotCount, units.Bytes(avgEntry(r))),
 		Threshold: "< " + units.Bytes(raftLogWarnBytes), Source: srcSnapshot, Severity: finding.OK}
@@ -288,7 +288,7 @@ func raftLogFinding(r *Report) finding.Finding {
 	return f
 }
 
-func avgEntry(r *Report) int64 {
+func avgEntry(r *Result) int64 {
 	if r.Total.Keys == 0 {
 		return 0
 	}

@@ -36,7 +36,7 @@ type keyState struct {
 // ReadSnapshot inspects an etcd snapshot file (`etcdctl snapshot save`, or a
 // member's member/snap/db). The file is opened read-only with bbolt and never
 // written; a snapshot's sha256 trailer, when present, is verified first.
-func ReadSnapshot(path string, o Options) (r *Report, err error) {
+func ReadSnapshot(path string, o Options) (r *Result, err error) {
 	start := time.Now()
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -73,7 +73,7 @@ func ReadSnapshot(path string, o Options) (r *Report, err error) {
 	}
 	defer db.Close()
 
-	r = &Report{Source: "snapshot", Snapshot: path, InspectedAt: fi.ModTime().UTC(), KeyPrefix: o.KeyPrefix}
+	r = &Result{Source: "snapshot", Snapshot: path, InspectedAt: fi.ModTime().UTC(), KeyPrefix: o.KeyPrefix}
 	agg := NewAggregator(o.Depth, o.Top, o.nearLimit())
 	err = db.View(func(tx *bolt.Tx) error {
 		r.DB.SizeBytes = tx.Size()

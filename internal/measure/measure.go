@@ -49,8 +49,8 @@ func (t *ClusterConn) Connected() bool {
 
 // Measured is one load run with its scrapes and diagnosis.
 type Measured struct {
-	Run    *results.Run
-	Report analyze.Report
+	Run      *results.Run
+	Analysis analyze.Result
 	// Err is what bench.Run returned; Run holds whatever was measured.
 	Err error
 }
@@ -143,8 +143,8 @@ func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Work
 	}
 	if len(run.Ops) > 0 {
 		// analyze.Run fails only on a run it cannot read; this one was just made.
-		m.Report, _ = analyze.Run(run, opts)
-		run.Diagnosis = m.Report.Diagnosis()
+		m.Analysis, _ = analyze.Run(run, opts)
+		run.Diagnosis = m.Analysis.Diagnosis()
 	}
 	return m
 }

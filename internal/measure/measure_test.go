@@ -74,8 +74,8 @@ func TestMeasureEmbedded(t *testing.T) {
 	if n := run.Network; n == nil || n.Endpoint != c.Endpoints()[0] || n.StatusRTTMs <= 0 || n.PingRTTMs <= 0 || n.PingRTTMs > n.StatusRTTMs*10 {
 		t.Errorf("round trips kept %+v", run.Network)
 	}
-	if run.Diagnosis == nil || run.Diagnosis.Verdict == nil || run.Diagnosis.Verdict.Status != m.Report.Verdict.Status || m.Report.Budget == nil {
-		t.Errorf("diagnosis %+v, report verdict %+v", run.Diagnosis, m.Report.Verdict)
+	if run.Diagnosis == nil || run.Diagnosis.Verdict == nil || run.Diagnosis.Verdict.Status != m.Analysis.Verdict.Status || m.Analysis.Budget == nil {
+		t.Errorf("diagnosis %+v, report verdict %+v", run.Diagnosis, m.Analysis.Verdict)
 	}
 }
 

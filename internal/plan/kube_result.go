@@ -88,7 +88,7 @@ type KubeModel struct {
 // JudgeKube is Judge with the LIST judged against its own bound (ListP99Bound):
 // a whole LIST of thousands of objects is many requests, and the SLO applies to
 // single-object calls (and to every page). The step is at nodes and pods.
-func JudgeKube(nodes, pods int, run *results.Run, rep analyze.Report, slo []PercentileBound, budget float64) *KubeSize {
+func JudgeKube(nodes, pods int, run *results.Run, rep analyze.Result, slo []PercentileBound, budget float64) *KubeSize {
 	r := *run
 	r.Ops = append([]results.Op(nil), run.Ops...)
 	var offered, listMs float64
@@ -125,14 +125,14 @@ func NewKubeResult(c KubeCluster, as Assumptions, slo []PercentileBound, steps [
 	if diag == nil {
 		diag = good
 	}
-	if diag != nil && diag.Report.Findings != nil {
-		out.Findings = diag.Report.Findings
+	if diag != nil && diag.Analysis.Findings != nil {
+		out.Findings = diag.Analysis.Findings
 	}
 	var latency string
 	if bad != nil {
 		k.RunsOutFirst = bad.RanOut()
-		v.Ranked = bad.Report.Verdict.Ranked
-		latency = fmt.Sprintf("at %d nodes it broke: %s; bottleneck %s — %s", bad.Nodes, bad.Broke, k.RunsOutFirst, bad.Report.Verdict.Summary)
+		v.Ranked = bad.Analysis.Verdict.Ranked
+		latency = fmt.Sprintf("at %d nodes it broke: %s; bottleneck %s — %s", bad.Nodes, bad.Broke, k.RunsOutFirst, bad.Analysis.Verdict.Summary)
 	}
 	if good != nil {
 		k.LatencyKneeNodes = good.Nodes

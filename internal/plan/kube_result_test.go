@@ -19,7 +19,7 @@ type fakeKube struct {
 func (f fakeKube) step(c KubeCluster, as Assumptions, slo []PercentileBound, nodes int) *KubeSize {
 	tr := Kube(c.Scaled(nodes), as)
 	p99 := 2.0
-	rep := analyze.Report{Verdict: finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}}
+	rep := analyze.Result{Verdict: finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}}
 	if nodes > f.capacity {
 		p99 = 80
 		rep.Verdict = finding.Verdict{Status: finding.StatusFail, Bottleneck: "disk", Summary: "fail: bottleneck disk", Ranked: []string{"disk"}}
@@ -108,7 +108,7 @@ func TestJudgeKube(t *testing.T) {
 		{Op: "txn", TargetRPS: 10, ThroughputRPS: 10, Requests: 100, Latency: results.Summary{P99: 3}},
 		{Op: "list", TargetRPS: 0.5, ThroughputRPS: 0.5, Requests: 5, Latency: results.Summary{P99: 900}},
 	}}
-	s := JudgeKube(10, 300, run, analyze.Report{}, slo, 0.001)
+	s := JudgeKube(10, 300, run, analyze.Result{}, slo, 0.001)
 	if !s.OK || s.OfferedRPS != 10.5 || s.Lists != 5 || s.ListP99Ms != 900 || s.P99Ms != 3 || s.Run != run {
 		t.Errorf("step %+v: want ok, 10.5 offered, 5 lists at 900 ms, the txn's p99", s)
 	}

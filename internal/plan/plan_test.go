@@ -28,7 +28,7 @@ func (c *fakeCluster) step(slo []PercentileBound) RateFunc {
 		if !run.Valid {
 			run.InvalidReason = "achieved under 95% of the target rate"
 		}
-		rep := analyze.Report{Verdict: finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}}
+		rep := analyze.Result{Verdict: finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}}
 		if rate > c.capacity {
 			rep.Verdict = finding.Verdict{Status: finding.StatusFail, Bottleneck: "disk", Summary: "fail: bottleneck disk", Ranked: []string{"disk"}}
 			rep.Findings = []finding.Finding{{Class: finding.ClassHealth, Severity: finding.Fail}, {Class: finding.ClassDisk, Severity: finding.Fail, Summary: "wal fsync p99 80 ms"}}
@@ -132,7 +132,7 @@ func TestJudge(t *testing.T) {
 		{"unpaced ops are not judged", results.Run{Valid: true, Ops: []results.Op{ok, {Op: "watch", Latency: results.Summary{P99: 900}}}}, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := Judge(&tc.run, analyze.Report{}, slo, 0.001)
+			s := Judge(&tc.run, analyze.Result{}, slo, 0.001)
 			if s.OK != tc.ok || s.Broke != tc.broke {
 				t.Errorf("ok %v broke %q, want %v %q", s.OK, s.Broke, tc.ok, tc.broke)
 			}

@@ -59,7 +59,7 @@ func NewResult(slo []PercentileBound, expected, maxRate float64, steps []*RateSt
 		diag = good
 	}
 	if diag != nil {
-		out.Findings = diag.Report.Findings
+		out.Findings = diag.Analysis.Findings
 	}
 	if out.Findings == nil {
 		out.Findings = []finding.Finding{}
@@ -88,8 +88,8 @@ func NewResult(slo []PercentileBound, expected, maxRate float64, steps []*RateSt
 	}
 	if bad != nil {
 		v.Bottleneck = bad.RanOut()
-		v.Ranked = bad.Report.Verdict.Ranked
-		parts = append(parts, "bottleneck at the knee: "+v.Bottleneck+" — "+bad.Report.Verdict.Summary)
+		v.Ranked = bad.Analysis.Verdict.Ranked
+		parts = append(parts, "bottleneck at the knee: "+v.Bottleneck+" — "+bad.Analysis.Verdict.Summary)
 	}
 	v.Summary = strings.Join(parts, "; ")
 	out.Verdict = v

@@ -23,18 +23,18 @@ type RateStep struct {
 	Broke      string `json:"broke,omitempty"`
 	Bottleneck string `json:"bottleneck"`
 
-	// Run and Report are the step's run and its analysis.
-	Run    *results.Run   `json:"-"`
-	Report analyze.Report `json:"-"`
+	// Run and Analysis are the step's run and its analysis.
+	Run      *results.Run   `json:"-"`
+	Analysis analyze.Result `json:"-"`
 }
 
 // Judge decides whether a step held: every SLO percentile of every paced op,
 // errors within budget (a fraction of the requests), and the offered rate
 // achieved (a valid run).
-func Judge(run *results.Run, rep analyze.Report, slo []PercentileBound, budget float64) RateStep {
+func Judge(run *results.Run, rep analyze.Result, slo []PercentileBound, budget float64) RateStep {
 	p := run.Paced()
 	s := RateStep{OfferedRPS: p.TargetRPS, ThroughputRPS: p.ThroughputRPS, P99Ms: p.P99Ms, Requests: p.Requests, Errors: p.Errors,
-		Valid: run.Valid, Bottleneck: rep.Verdict.Bottleneck, Run: run, Report: rep}
+		Valid: run.Valid, Bottleneck: rep.Verdict.Bottleneck, Run: run, Analysis: rep}
 	var broke []string
 	for _, op := range run.Ops {
 		if op.TargetRPS <= 0 {
@@ -60,12 +60,12 @@ func Judge(run *results.Run, rep analyze.Report, slo []PercentileBound, budget f
 // RanOut names what ran out at a broken step: the first class the analyzer
 // graded fail (health aside), else the analyzer's bottleneck.
 func (s *RateStep) RanOut() string {
-	for _, f := range s.Report.Findings {
+	for _, f := range s.Analysis.Findings {
 		if f.Severity == finding.Fail && !f.Class.Context() {
 			return string(f.Class)
 		}
 	}
-	if b := s.Report.Verdict.Bottleneck; b != "" {
+	if b := s.Analysis.Verdict.Bottleneck; b != "" {
 		return b
 	}
 	return finding.BottleneckNone

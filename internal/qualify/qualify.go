@@ -85,7 +85,7 @@ func Static(h *results.Host, disk results.DiskResult, t hardware.Tier) []finding
 
 // LoadCriteria grades the tier's load run: the rate achieved (bench's validity
 // rule), the worst p99 of the paced ops, and the analyzer's findings.
-func LoadCriteria(run *results.Run, rep analyze.Report, t hardware.Tier, p99 time.Duration) []finding.Criterion {
+func LoadCriteria(run *results.Run, rep analyze.Result, t hardware.Tier, p99 time.Duration) []finding.Criterion {
 	load := TierLoad(t)
 	paced := run.Paced()
 	got, worst := paced.ThroughputRPS, paced.P99Ms
@@ -130,7 +130,7 @@ type Result struct {
 }
 
 // LoadFunc runs the tier's load and returns its run and analysis.
-type LoadFunc func(t hardware.Tier) (*results.Run, analyze.Report, error)
+type LoadFunc func(t hardware.Tier) (*results.Run, analyze.Result, error)
 
 // Run qualifies the host: the asked tier, or every tier down from the highest
 // whose static criteria pass (small when none do, to show why), stopping at the
@@ -159,7 +159,7 @@ func Run(asked string, host *results.Host, disk results.DiskResult, p99 time.Dur
 	}
 	var out Result
 	var lastRun *results.Run
-	var lastRep analyze.Report
+	var lastRep analyze.Result
 	for _, tier := range order {
 		tr := TierResult{Tier: tier.Name, Criteria: Static(host, disk, tier)}
 		if finding.AllPass(tr.Criteria) || asked != "" || len(out.Tiers) == 0 {
@@ -185,7 +185,7 @@ func Run(asked string, host *results.Host, disk results.DiskResult, p99 time.Dur
 // finish fills the verdict: pass when the host qualifies for the asked tier (or
 // for any, when none was asked); the bottleneck is the first failing criterion's
 // resource of the highest tier tried.
-func (q *Result) finish(asked string, last analyze.Report) {
+func (q *Result) finish(asked string, last analyze.Result) {
 	q.Findings = last.Findings
 	if q.Findings == nil {
 		q.Findings = []finding.Finding{}
@@ -217,7 +217,7 @@ func (q *Result) finish(asked string, last analyze.Report) {
 }
 
 // criterionClass names the resource behind a failed criterion.
-func criterionClass(name string, last analyze.Report) string {
+func criterionClass(name string, last analyze.Result) string {
 	switch name {
 	case "CPU":
 		return string(finding.ClassCPU)

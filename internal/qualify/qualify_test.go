@@ -20,12 +20,12 @@ var (
 
 // fakeLoad achieves up to capacity req/s at 5 ms p99, graded fail on cpu above it.
 func fakeLoad(capacity float64, tried *[]string) LoadFunc {
-	return func(t hardware.Tier) (*results.Run, analyze.Report, error) {
+	return func(t hardware.Tier) (*results.Run, analyze.Result, error) {
 		*tried = append(*tried, t.Name)
 		l := TierLoad(t)
 		got := min(l.Rate, capacity)
 		run := &results.Run{Ops: []results.Op{{Op: "put", TargetRPS: l.Rate, ThroughputRPS: got, Latency: results.Summary{P99: 5}}}}
-		var rep analyze.Report
+		var rep analyze.Result
 		if got < l.Rate {
 			rep.Findings = []finding.Finding{{Class: finding.ClassCPU, Severity: finding.Fail}}
 		}
@@ -71,8 +71,8 @@ func TestRunAskedTierFails(t *testing.T) {
 
 func TestRunLoadError(t *testing.T) {
 	boom := errors.New("boom")
-	_, _, err := Run("small", host, disk, time.Second, func(hardware.Tier) (*results.Run, analyze.Report, error) {
-		return nil, analyze.Report{}, boom
+	_, _, err := Run("small", host, disk, time.Second, func(hardware.Tier) (*results.Run, analyze.Result, error) {
+		return nil, analyze.Result{}, boom
 	})
 	if !errors.Is(err, boom) {
 		t.Errorf("err %v", err)

@@ -14,7 +14,7 @@ import (
 // Analysis is the output of analyze: the verdict, findings, budget and hardware
 // grade of a run or of two /metrics dumps. bench, check and merge print it below
 // their own figures.
-type Analysis analyze.Report
+type Analysis analyze.Result
 
 // write renders the analysis as -w format asks: table, else simple.
 func (r Analysis) write(w io.Writer, format string) error {

@@ -14,7 +14,7 @@ import (
 
 // analyzeFixture is analyze's recorded run: one member of etcd 3.6 scraped before
 // and after 300 puts (the dumps in analyze/testdata).
-func analyzeFixture(t testing.TB) analyze.Report {
+func analyzeFixture(t testing.TB) analyze.Result {
 	t.Helper()
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join("..", "analyze", "testdata", name))

@@ -32,7 +32,7 @@ type Bench struct {
 	Budget   *finding.Budget   `json:"budget,omitempty"`
 
 	run *results.Run
-	rep *analyze.Report
+	rep *analyze.Result
 }
 
 // BenchTarget is the cluster a run measured.
@@ -87,7 +87,7 @@ const BenchVersion = 1
 
 // NewBench is the output of run, written to runFile ("" when it was not), with
 // rep's diagnosis when rep is not nil (its Verbose applies to the text forms).
-func NewBench(run *results.Run, runFile string, rep *analyze.Report) Bench {
+func NewBench(run *results.Run, runFile string, rep *analyze.Result) Bench {
 	out := Bench{
 		Version: BenchVersion, Command: run.Command,
 		Target: BenchTarget{Endpoints: run.Target.Endpoints, Embedded: run.Target.Embedded, ServerVersion: run.Target.ServerVersion},

@@ -30,7 +30,7 @@ func edgeRun(t testing.TB) *results.Run {
 func TestBenchOutput(t *testing.T) {
 	fixture := fixtureRun(t)
 	// A diagnosis of its own, not the analyzer's: the rule table's text is analyze's to test.
-	rep := analyze.Report{Verdict: finding.Verdict{Status: finding.StatusPass, Bottleneck: "none", Summary: "pass: every signal within its threshold"}}
+	rep := analyze.Result{Verdict: finding.Verdict{Status: finding.StatusPass, Bottleneck: "none", Summary: "pass: every signal within its threshold"}}
 	for _, c := range []struct {
 		name string
 		out  Bench

@@ -31,12 +31,12 @@ type Check struct {
 	Notes         []string            `json:"notes,omitempty"`
 	RunFile       string              `json:"run_file"`
 
-	rep analyze.Report
+	rep analyze.Result
 }
 
 // NewCheck is the output of check's result res on run, written to runFile,
 // with rep's findings, budget and notes (its Verbose applies to the text).
-func NewCheck(run *results.Run, runFile string, rep analyze.Report, res check.Result) Check {
+func NewCheck(run *results.Run, runFile string, rep analyze.Result, res check.Result) Check {
 	c := Check{
 		Verdict: res.Verdict, Compat: res.Compat, Criteria: res.Criteria, ExitFollows: res.ExitFollows, Profile: res.Profile,
 		Findings: rep.Findings, Ops: BenchOps(run),

@@ -28,7 +28,7 @@ func TestCheckOutput(t *testing.T) {
 		{"check-fail", fixtureRun(t), false, "default"},
 		{"check-verbose-compat", edgeRun(t), true, "compat"},
 	} {
-		rep := analyze.Report{Verdict: finding.Verdict{Status: finding.StatusPass, Summary: "the analyzer's, replaced by check's"}, Verbose: c.verbose, Notes: []string{"a note"}}
+		rep := analyze.Result{Verdict: finding.Verdict{Status: finding.StatusPass, Summary: "the analyzer's, replaced by check's"}, Verbose: c.verbose, Notes: []string{"a note"}}
 		out := NewCheck(c.run, "results/check.json", rep, check.Result{Verdict: failing, Criteria: criteria, Compat: compat, ExitFollows: c.exitFollows, Profile: p})
 		for _, format := range []string{"simple", "table", "json"} {
 			t.Run(c.name+"/"+format, func(t *testing.T) {
@@ -43,7 +43,7 @@ func TestCheckOutput(t *testing.T) {
 }
 
 func TestNewCheckFindingsNeverNull(t *testing.T) {
-	if out := NewCheck(sampleRun(t), "", analyze.Report{}, check.Result{}); out.Findings == nil || out.ExitFollows != "default" {
+	if out := NewCheck(sampleRun(t), "", analyze.Result{}, check.Result{}); out.Findings == nil || out.ExitFollows != "default" {
 		t.Errorf("findings %#v, exit follows %q: want [] and default", out.Findings, out.ExitFollows)
 	}
 }

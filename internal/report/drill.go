@@ -13,15 +13,15 @@ import (
 
 // ReplaceDrill is the outcome of drill replace-member as Output: its JSON is the
 // drill's report, Simple the summary with the phase table, Table the phases alone.
-type ReplaceDrill drill.ReplaceReport
+type ReplaceDrill drill.ReplaceResult
 
 // RestartDrill is the outcome of drill rolling-restart as Output.
-type RestartDrill drill.RestartReport
+type RestartDrill drill.RestartResult
 
 // DrillOutput is the Output of the drill whose load run is, from its section
 // of the run file, with that section's JSON; nil when run is no drill's.
 func DrillOutput(run *results.Run) (Output, json.RawMessage, error) {
-	rep, restart := &drill.ReplaceReport{}, &drill.RestartReport{}
+	rep, restart := &drill.ReplaceResult{}, &drill.RestartResult{}
 	for _, sec := range []results.Section{rep, restart} {
 		ok, err := run.Section(sec)
 		if err != nil {

@@ -11,21 +11,21 @@ import (
 
 // Inspect is `inspect`'s output: the report itself is its JSON.
 type Inspect struct {
-	*inspect.Report
+	*inspect.Result
 }
 
 // Simple renders the report as readable text.
-func (i Inspect) Simple(w io.Writer) error { return inspectText(w, i.Report) }
+func (i Inspect) Simple(w io.Writer) error { return inspectText(w, i.Result) }
 
 // Table renders the report as tables: every prefix, the largest keys, the db
 // and the findings.
-func (i Inspect) Table(w io.Writer) error { return inspectTable(w, i.Report) }
+func (i Inspect) Table(w io.Writer) error { return inspectTable(w, i.Result) }
 
 // maxTextPrefixes bounds the prefixes listed by the simple text form; JSON and
 // the table list them all.
 const maxTextPrefixes = 20
 
-func inspectText(w io.Writer, r *inspect.Report) error {
+func inspectText(w io.Writer, r *inspect.Result) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "%s at revision %d", describeSource(r), r.Revision)
 	if r.KeyPrefix != "" {
@@ -109,7 +109,7 @@ func inspectText(w io.Writer, r *inspect.Report) error {
 	return err
 }
 
-func inspectTable(w io.Writer, r *inspect.Report) error {
+func inspectTable(w io.Writer, r *inspect.Result) error {
 	tw := NewTable(w)
 	fmt.Fprintln(tw, "PREFIX\tKEYS\tKEY BYTES\tVALUE BYTES\tVALUE P50\tVALUE P99\tVALUE MAX\tOLD REVISIONS")
 	for _, p := range r.Prefixes {
@@ -132,7 +132,7 @@ func inspectTable(w io.Writer, r *inspect.Report) error {
 	return tw.Flush()
 }
 
-func describeSource(r *inspect.Report) string {
+func describeSource(r *inspect.Result) string {
 	if r.Source == "snapshot" {
 		return "snapshot " + r.Snapshot
 	}
@@ -143,7 +143,7 @@ func describeSource(r *inspect.Report) string {
 	return s
 }
 
-func valuesNote(r *inspect.Report) string {
+func valuesNote(r *inspect.Result) string {
 	if r.Values.Exact {
 		return ""
 	}

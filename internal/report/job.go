@@ -22,7 +22,7 @@ type Job struct {
 	// Status is the verdict the command's exit code followed.
 	Status string
 	// Step is the analysis of the file's own run; StepLabel names that run.
-	Step      analyze.Report
+	Step      analyze.Result
 	StepLabel string
 	// Regraded says where this build's rules grade the file apart from what it
 	// stores (see Regraded); "" when they agree.
@@ -33,7 +33,7 @@ type Job struct {
 // path, whichever it is, and pairs it with step, the analysis of the file's own
 // run; ok is false when the file keeps none (a bench run, or a file written
 // before it was kept).
-func JobOf(run *results.Run, path string, step analyze.Report) (j Job, ok bool, err error) {
+func JobOf(run *results.Run, path string, step analyze.Result) (j Job, ok bool, err error) {
 	var (
 		c check.Result
 		p plan.Record
@@ -64,7 +64,7 @@ func JobOf(run *results.Run, path string, step analyze.Report) (j Job, ok bool, 
 		j.Output, j.Status, j.StepLabel = out, q.Verdict.Status, "diagnosis of the last load run (analyze's grading of the run file)"
 	case &c:
 		// check prints the diagnosis its verdict came from; the run file stores it.
-		rep := analyze.Report{Verbose: step.Verbose}
+		rep := analyze.Result{Verbose: step.Verbose}
 		if d := run.Diagnosis; d != nil {
 			rep.Findings, rep.Budget, rep.Notes, rep.Hardware = d.Findings, d.Budget, d.Notes, d.Hardware
 		}

@@ -34,7 +34,7 @@ func TestJobRoundTrip(t *testing.T) {
 	note := []string{"a note"}
 	run.Diagnosis = &finding.Diagnosis{Notes: note}
 	checkRes := check.Result{Verdict: failing, ExitFollows: "compat", Compat: check.CompatVerdict{Status: finding.StatusPass}, Profile: profiles.Summary{Name: "check-perf-s"}}
-	checkOut := NewCheck(run, "where it was written", analyze.Report{Notes: note}, checkRes)
+	checkOut := NewCheck(run, "where it was written", analyze.Result{Notes: note}, checkRes)
 	qualifyRes := qualify.Record{Result: qualify.Result{Verdict: failing, Tiers: []qualify.TierResult{{Tier: "small", Criteria: []finding.Criterion{{Name: "CPU", Observed: "2", Threshold: "≥ 2", Pass: true}}}}},
 		Host: run.Host, Disk: results.DiskResult{GradeReason: "fdatasync p99 2ms"}}
 	qualifyOut := NewQualify(qualifyRes.Result, run.Host, qualifyRes.Disk, run, "where it was written")
@@ -57,7 +57,7 @@ func TestJobRoundTrip(t *testing.T) {
 			if err := r.SetSection(c.section); err != nil {
 				t.Fatal(err)
 			}
-			j, ok, err := JobOf(&r, "read/from.json", analyze.Report{Verdict: pass})
+			j, ok, err := JobOf(&r, "read/from.json", analyze.Result{Verdict: pass})
 			if err != nil || !ok {
 				t.Fatalf("JobOf: %v, %v", ok, err)
 			}
@@ -85,7 +85,7 @@ func TestJobRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	if _, ok, err := JobOf(fixtureRun(t), "x.json", analyze.Report{}); ok || err != nil {
+	if _, ok, err := JobOf(fixtureRun(t), "x.json", analyze.Result{}); ok || err != nil {
 		t.Errorf("a run without a stored output: %v, %v", ok, err)
 	}
 }

@@ -80,7 +80,7 @@ func TestReportOfDrillRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewReport(run, run.Diagnosis)
+	r, err := NewDocument(run, run.Diagnosis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewReport(run, d)
+	r, err := NewDocument(run, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestOutputsGolden(t *testing.T) {
 	recorded(t, "disk-etcd.json", &diskEtcd)
 	var cmp Comparison
 	recorded(t, "compare.json", &cmp)
-	var ins inspect.Report
+	var ins inspect.Result
 	recorded(t, "inspect.json", &ins)
 	var pl Plan
 	recorded(t, "plan.json", &pl)
@@ -75,7 +75,7 @@ func TestOutputsGolden(t *testing.T) {
 		"disk":          disk,
 		"disk-etcd":     diskEtcd,
 		"compare":       &cmp,
-		"inspect":       Inspect{Report: &ins},
+		"inspect":       Inspect{Result: &ins},
 		"plan":          pl,
 		"datascale":     ds,
 		"plan-kube":     kube,

@@ -21,7 +21,7 @@ import (
 // verdict (from its stored objective), and a bench run's own diagnosis.
 func Regraded(run *results.Run) (string, error) {
 	var diffs []string
-	add := func(label string, r *results.Run, stored finding.Verdict, storedFs []finding.Finding, fresh func(analyze.Report) finding.Verdict) error {
+	add := func(label string, r *results.Run, stored finding.Verdict, storedFs []finding.Finding, fresh func(analyze.Result) finding.Verdict) error {
 		rep, err := analyze.Run(r, analyze.Options{})
 		if err != nil {
 			return err
@@ -32,7 +32,7 @@ func Regraded(run *results.Run) (string, error) {
 		}
 		return nil
 	}
-	analyzer := func(rep analyze.Report) finding.Verdict { return rep.Verdict }
+	analyzer := func(rep analyze.Result) finding.Verdict { return rep.Verdict }
 	for i, s := range run.Steps {
 		if d := s.Diagnosis; d != nil && d.Verdict != nil {
 			if err := add(fmt.Sprintf("step %d: ", i+1), s, *d.Verdict, d.Findings, analyzer); err != nil {
@@ -50,7 +50,7 @@ func Regraded(run *results.Run) (string, error) {
 	case d == nil || d.Verdict == nil:
 	case isCheck && c.P99LimitMs > 0:
 		limit := time.Duration(c.P99LimitMs * float64(time.Millisecond))
-		err = add("", run, c.Verdict, d.Findings, func(rep analyze.Report) finding.Verdict {
+		err = add("", run, c.Verdict, d.Findings, func(rep analyze.Result) finding.Verdict {
 			v, _ := check.Default(run, rep, limit, c.P99Source)
 			return v
 		})

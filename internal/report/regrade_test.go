@@ -31,7 +31,7 @@ func TestRegraded(t *testing.T) {
 	if err != nil || !strings.Contains(line, "other rules (etcdperf v0.1.0)") || !strings.Contains(line, "stored pass/network [network]") || strings.Contains(line, "\n") {
 		t.Fatalf("a verdict of other rules: %q, %v", line, err)
 	}
-	r, err := NewReport(run, run.Diagnosis)
+	r, err := NewDocument(run, run.Diagnosis)
 	if err != nil {
 		t.Fatal(err)
 	}

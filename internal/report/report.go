@@ -19,9 +19,9 @@ import (
 	"github.com/etcdperf/etcdperf/results"
 )
 
-// Report is what every rendering shows, and the JSON rendering itself: the run's
+// Document is what every rendering shows, and the JSON rendering itself: the run's
 // summary (histograms digested, not copied) and the diagnosis, when there is one.
-type Report struct {
+type Document struct {
 	Command       string              `json:"command"`
 	StartedAt     time.Time           `json:"started_at"`
 	WarmupS       float64             `json:"warmup_s"`
@@ -93,14 +93,14 @@ type DiskSummary struct {
 	FioCommand  string           `json:"fio_command,omitempty"`
 }
 
-// NewReport digests run and diag (which may be nil) into a Report and prepares its
+// NewDocument digests run and diag (which may be nil) into a Document and prepares its
 // plots. It fails only on histograms that do not decode.
-func NewReport(run *results.Run, diag *finding.Diagnosis) (*Report, error) {
+func NewDocument(run *results.Run, diag *finding.Diagnosis) (*Document, error) {
 	figs, err := Figures(run, diag)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	r := &Report{
+	r := &Document{
 		Command: run.Command, StartedAt: run.StartedAt, WarmupS: run.WarmupS, DurationS: run.DurationS,
 		Target: run.Target, Valid: run.Valid, InvalidReason: run.InvalidReason,
 		Interrupted: run.Interrupted, Error: run.Error,
@@ -115,7 +115,7 @@ func NewReport(run *results.Run, diag *finding.Diagnosis) (*Report, error) {
 			return nil, fmt.Errorf("report: %w", err)
 		}
 	}
-	if j, ok, err := JobOf(run, "", analyze.Report{}); err != nil {
+	if j, ok, err := JobOf(run, "", analyze.Result{}); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	} else if ok {
 		r.job = j.Output
@@ -149,7 +149,7 @@ func NewReport(run *results.Run, diag *finding.Diagnosis) (*Report, error) {
 
 // WritePlots writes the report's plots as PNG and SVG into dir (created if needed)
 // and lists them in r.Plots.
-func (r *Report) WritePlots(dir string) error {
+func (r *Document) WritePlots(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plots folder: %w", err)
 	}
@@ -177,7 +177,7 @@ func (r *Report) WritePlots(dir string) error {
 }
 
 // png renders f as PNG once per report.
-func (r *Report) png(f Figure) ([]byte, error) {
+func (r *Document) png(f Figure) ([]byte, error) {
 	if b, ok := r.pngs[f.Name]; ok {
 		return b, nil
 	}
@@ -201,7 +201,7 @@ func diskSummary(d results.DiskResult) DiskSummary {
 }
 
 // status is the run's state in one word, for the headline.
-func (r *Report) status() string {
+func (r *Document) status() string {
 	switch {
 	case r.Diagnosis != nil && r.Verdict != nil:
 		return r.Verdict.Status
@@ -214,7 +214,7 @@ func (r *Report) status() string {
 }
 
 // targetLine describes the target in one line.
-func (r *Report) targetLine() string {
+func (r *Document) targetLine() string {
 	t := r.Target
 	s := strings.Join(t.Endpoints, ",")
 	if s == "" {

@@ -9,7 +9,7 @@ import (
 	"github.com/etcdperf/etcdperf/results"
 )
 
-// The renderers share one document model, built once from a Report: sections of
+// The renderers share one model, built once from a Document: sections of
 // text lines, tables and code, so text, Markdown and HTML cannot say different things.
 
 type section struct {
@@ -66,7 +66,7 @@ func rps(v float64) string {
 
 // sections builds the document: headline facts, verdict, operations, latency,
 // findings, budget, hardware, capacity curve, disk probe, client and host, plots.
-func (r *Report) sections() []section {
+func (r *Document) sections() []section {
 	var out []section
 	head := section{Title: "Run"}
 	head.Blocks = append(head.Blocks,
@@ -133,7 +133,7 @@ func (r *Report) sections() []section {
 	return out
 }
 
-func (r *Report) opsSection() section {
+func (r *Document) opsSection() section {
 	s := section{Title: "Operations"}
 	ops := &table{Head: []string{"op", "requests", "errors", "throughput/s", "target/s", "late starts"}}
 	lat := &table{Head: []string{"op", "time", "mean", "stddev", "p50", "p90", "p99", "p99.9", "max"}}
@@ -173,7 +173,7 @@ func evidenceTable(ev []finding.Evidence) *table {
 	return t
 }
 
-func (r *Report) diagnosisSections() []section {
+func (r *Document) diagnosisSections() []section {
 	var out []section
 	if len(r.Findings) > 0 {
 		s := section{Title: "Findings"}
@@ -244,7 +244,7 @@ func (r *Report) diagnosisSections() []section {
 	return out
 }
 
-func (r *Report) diskSection() section {
+func (r *Document) diskSection() section {
 	s := section{Title: "Disk probe"}
 	t := &table{Head: []string{"pattern", "block", "IOPS", "MB/s", "fdatasync p50", "p99", "max", "commit p99", "grade"}}
 	for _, d := range r.Disk {
@@ -267,7 +267,7 @@ func (r *Report) diskSection() section {
 	return s
 }
 
-func (r *Report) contextSection() section {
+func (r *Document) contextSection() section {
 	s := section{Title: "Context"}
 	c := r.Client
 	line := fmt.Sprintf("Load generator: %.1f CPU-seconds, max RSS %s", c.CPUSeconds, units.Bytes(c.MaxRSSBytes))

@@ -15,7 +15,7 @@ type htmlFigure struct {
 
 // WriteHTML renders the report as one self-contained HTML page: CSS inline and
 // plots embedded as PNG data: URIs, so the file opens anywhere with no network.
-func (r *Report) WriteHTML(w io.Writer) error {
+func (r *Document) WriteHTML(w io.Writer) error {
 	var figs []htmlFigure
 	for _, f := range r.figures {
 		png, err := r.png(f)

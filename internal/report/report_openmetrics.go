@@ -26,7 +26,7 @@ var severityValue = map[finding.Severity]float64{finding.OK: 0, finding.Warn: 1,
 // time quantiles (summaries, in seconds), requests, errors, late starts,
 // throughput and target rate; the disk probes' fdatasync quantiles; the run's
 // validity and verdict; and one gauge per diagnosed class with its severity.
-func (r *Report) WriteOpenMetrics(w io.Writer) error {
+func (r *Document) WriteOpenMetrics(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	for _, f := range r.metricFamilies() {
 		if _, err := expfmt.MetricFamilyToOpenMetrics(bw, f); err != nil {
@@ -40,7 +40,7 @@ func (r *Report) WriteOpenMetrics(w io.Writer) error {
 }
 
 // metricFamilies are the report's figures as metric families, in a fixed order.
-func (r *Report) metricFamilies() []*dto.MetricFamily {
+func (r *Document) metricFamilies() []*dto.MetricFamily {
 	var fams []*dto.MetricFamily
 	family := func(name, help string, t dto.MetricType) *dto.MetricFamily {
 		f := &dto.MetricFamily{Name: proto.String(name), Help: proto.String(help), Type: t.Enum()}

@@ -46,7 +46,7 @@ func label(m *dto.Metric, name string) string {
 // every diagnosed class's severity.
 func TestOpenMetrics(t *testing.T) {
 	run, diag := fixtureRun(t), fixtureDiagnosis()
-	r, err := NewReport(run, diag)
+	r, err := NewDocument(run, diag)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestReportGolden(t *testing.T) {
-	r, err := NewReport(fixtureRun(t), fixtureDiagnosis())
+	r, err := NewDocument(fixtureRun(t), fixtureDiagnosis())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestFixtureFiles(t *testing.T) {
 		run  *results.Run
 		diag *finding.Diagnosis
 	}{&fromFiles: {run, &diag}, &fromFixture: {fixtureRun(t), fixtureDiagnosis()}} {
-		r, err := NewReport(in.run, in.diag)
+		r, err := NewDocument(in.run, in.diag)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestFixtureFiles(t *testing.T) {
 }
 
 func TestReportWithoutDiagnosis(t *testing.T) {
-	r, err := NewReport(sampleRun(t), nil)
+	r, err := NewDocument(sampleRun(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestReportWithoutDiagnosis(t *testing.T) {
 }
 
 func TestDiagnosisDecodesAnalyzerJSON(t *testing.T) {
-	// The shape of `etcdperf analyze -w json` (package analyze's Report).
+	// The shape of `etcdperf analyze -w json` (package analyze's Result).
 	in := `{"verdict":{"status":"fail","bottleneck":"disk","ranked":["disk"],"summary":"s"},
 	"findings":[{"class":"disk","severity":"fail","summary":"slow","evidence":[{"signal":"wal","member":"m0","observed":"98 ms","threshold":"< 10 ms","source":"etcd FAQ","severity":"fail"}],"advice":"a"}],
 	"budget":{"op":"put","client_p50_ms":1.5,"client_p99_ms":null,"parts":[{"component":"wal fsync","p50_ms":0.5,"p99_ms":null,"source":"x"}],"note":"n"},
@@ -259,7 +259,7 @@ func TestWritePlotsUnwritable(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewReport(fixtureRun(t), nil)
+	r, err := NewDocument(fixtureRun(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,11 @@ import (
 	"text/tabwriter"
 )
 
-// ReportFormats are the renderings Report.Write knows.
+// ReportFormats are the renderings Document.Write knows (report --format).
 var ReportFormats = []string{"text", "markdown", "html", "json", "openmetrics"}
 
 // Write renders the report in format (one of ReportFormats).
-func (r *Report) Write(w io.Writer, format string) error {
+func (r *Document) Write(w io.Writer, format string) error {
 	switch format {
 	case "text":
 		return r.WriteText(w)
@@ -31,14 +31,14 @@ func (r *Report) Write(w io.Writer, format string) error {
 }
 
 // WriteJSON renders the report as one indented JSON object.
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Document) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
 
 // WriteText renders the report for a terminal: upper-case section titles, aligned tables.
-func (r *Report) WriteText(w io.Writer) error {
+func (r *Document) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "etcdperf report: %s — %s\n", r.Command, strings.ToUpper(r.status()))
 	for _, s := range r.sections() {
@@ -83,7 +83,7 @@ func writeRow(w io.Writer, indent string, cells []string, f func(string) string)
 
 // WriteMarkdown renders the report as GitHub-flavoured Markdown. PNG plots written by
 // WritePlots are linked as images, by the path they were written to.
-func (r *Report) WriteMarkdown(w io.Writer) error {
+func (r *Document) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# etcdperf report: %s — %s\n", mdEscape(r.Command), strings.ToUpper(r.status()))
 	for _, s := range r.sections() {

@@ -22,7 +22,7 @@ const (
 // (self-contained) and the plots as PNG and SVG under plots/. It returns the first
 // error, naming the file; what was written before it stays.
 func WriteReport(dir string, run *results.Run, diag *finding.Diagnosis) error {
-	r, err := NewReport(run, diag)
+	r, err := NewDocument(run, diag)
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func WriteReport(dir string, run *results.Run, diag *finding.Diagnosis) error {
 	return nil
 }
 
-func writeReportFile(path string, r *Report, format string) (err error) {
+func writeReportFile(path string, r *Document, format string) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)
@@ -74,7 +74,7 @@ func Render(w io.Writer, run *results.Run, name, format, analysis, plotsDir stri
 			return err
 		}
 	}
-	r, err := NewReport(run, diag)
+	r, err := NewDocument(run, diag)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}

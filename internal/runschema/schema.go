@@ -29,7 +29,7 @@ const Path = "docs/run-file.schema.json"
 
 // sections are the types of every section a run file may hold.
 func sections() []results.Section {
-	return []results.Section{check.Result{}, plan.Record{}, plan.KubeResult{}, qualify.Record{}, &drill.ReplaceReport{}, &drill.RestartReport{}}
+	return []results.Section{check.Result{}, plan.Record{}, plan.KubeResult{}, qualify.Record{}, &drill.ReplaceResult{}, &drill.RestartResult{}}
 }
 
 // Generate is the schema, indented, with a final newline.

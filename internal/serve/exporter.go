@@ -185,7 +185,7 @@ func (e *Exporter) Record(r Result) {
 		e.errors.WithLabelValues(r.Code).Inc()
 	}
 	grades := map[finding.Class]finding.Severity{}
-	for _, f := range r.Report.Findings {
+	for _, f := range r.Analysis.Findings {
 		if g, ok := grades[f.Class]; ok {
 			grades[f.Class] = finding.Worst(g, f.Severity)
 		} else {

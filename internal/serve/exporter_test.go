@@ -38,7 +38,7 @@ func probeResult(t *testing.T, end time.Time, status, bottleneck string, grades 
 		Run: &results.Run{Ops: []results.Op{{Op: "put", Requests: int64(len(lat)), TargetRPS: 10, ResponseHist: x,
 			Latency: results.Summarize(h), ErrorsByCode: map[string]int64{}}}}}
 	for c, s := range grades {
-		r.Report.Findings = append(r.Report.Findings, finding.Finding{Class: c, Severity: s})
+		r.Analysis.Findings = append(r.Analysis.Findings, finding.Finding{Class: c, Severity: s})
 	}
 	return r
 }

@@ -100,7 +100,7 @@ func (p *Page) view() pageView {
 	default:
 		v.Status, v.Pill = r.Verdict.Status, r.Verdict.Status
 		v.Bottleneck, v.Summary = r.Verdict.Bottleneck, r.Verdict.Summary
-		for _, f := range r.Report.Findings {
+		for _, f := range r.Analysis.Findings {
 			if f.Severity.Bad() {
 				v.Findings = append(v.Findings, f)
 			}

@@ -24,8 +24,8 @@ func pageWithHistory(t *testing.T) *Page {
 		}
 		r := probeResult(t, t0.Add(time.Duration(i)*time.Minute), status, "disk", grades, lat...)
 		r.Verdict.Summary = "fail: bottleneck disk — wal fsync p99 98 ms"
-		for j := range r.Report.Findings {
-			r.Report.Findings[j].Summary = "wal fsync p99 98 ms over 20 ms"
+		for j := range r.Analysis.Findings {
+			r.Analysis.Findings[j].Summary = "wal fsync p99 98 ms over 20 ms"
 		}
 		p.Record(r)
 	}

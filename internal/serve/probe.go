@@ -124,13 +124,13 @@ func (p *Prober) Probe(ctx context.Context) Result {
 		run.Disk = append(run.Disk, *disk)
 	}
 	// Measure analyzed the run before the disk probe was in it.
-	if m.Report, err = analyze.Run(run, opts); err != nil {
+	if m.Analysis, err = analyze.Run(run, opts); err != nil {
 		r.Err, r.Code = err, Code(err)
 		return r
 	}
-	r.Report = m.Report
-	r.Verdict, _ = check.Default(run, m.Report, p.P99, p.P99Source)
-	run.Diagnosis = m.Report.Diagnosis()
+	r.Analysis = m.Analysis
+	r.Verdict, _ = check.Default(run, m.Analysis, p.P99, p.P99Source)
+	run.Diagnosis = m.Analysis.Diagnosis()
 	run.Diagnosis.Verdict = &r.Verdict
 	if p.Keep != nil {
 		path, err := p.Keep.Save(run)

@@ -48,12 +48,12 @@ type Result struct {
 	// Err is why the probe failed; Code its gRPC code name.
 	Err  error
 	Code string
-	// Run and Report are the probe's run file and analysis; Verdict is check's
+	// Run and Analysis are the probe's run file and analysis; Verdict is check's
 	// default verdict over them.
-	Run     *results.Run
-	Report  analyze.Report
-	Verdict finding.Verdict
-	RunFile string
+	Run      *results.Run
+	Analysis analyze.Result
+	Verdict  finding.Verdict
+	RunFile  string
 }
 
 // Ran says whether the probe sent load and produced a verdict.

@@ -163,7 +163,7 @@ func TestLiveRangeSize(t *testing.T) {
 	}
 }
 
-func findingOf(rep analyze.Report, c finding.Class) finding.Finding {
+func findingOf(rep analyze.Result, c finding.Class) finding.Finding {
 	for _, f := range rep.Findings {
 		if f.Class == c {
 			return f
@@ -172,7 +172,7 @@ func findingOf(rep analyze.Report, c finding.Class) finding.Finding {
 	return finding.Finding{}
 }
 
-func logReport(t *testing.T, rep analyze.Report) {
+func logReport(t *testing.T, rep analyze.Result) {
 	t.Helper()
 	var b strings.Builder
 	if err := report.Analysis(rep).Table(&b); err != nil {

@@ -92,7 +92,7 @@ func measure(t *testing.T, c *cluster.Cluster, cli *clientv3.Client, l load) *re
 	return run
 }
 
-func analyzeRun(t *testing.T, run *results.Run, opts analyze.Options) analyze.Report {
+func analyzeRun(t *testing.T, run *results.Run, opts analyze.Options) analyze.Result {
 	t.Helper()
 	rep, err := analyze.Run(run, opts)
 	if err != nil {
@@ -103,7 +103,7 @@ func analyzeRun(t *testing.T, run *results.Run, opts analyze.Options) analyze.Re
 }
 
 // evidence is the evidence of class c whose signal starts with signal.
-func evidence(rep analyze.Report, c finding.Class, signal string) []finding.Evidence {
+func evidence(rep analyze.Result, c finding.Class, signal string) []finding.Evidence {
 	var out []finding.Evidence
 	for _, e := range findingOf(rep, c).Evidence {
 		if strings.HasPrefix(e.Signal, signal) {
@@ -114,7 +114,7 @@ func evidence(rep analyze.Report, c finding.Class, signal string) []finding.Evid
 }
 
 // requireNoFail fails the test for each class that graded fail.
-func requireNoFail(t *testing.T, rep analyze.Report, what string, classes ...finding.Class) {
+func requireNoFail(t *testing.T, rep analyze.Result, what string, classes ...finding.Class) {
 	t.Helper()
 	for _, c := range classes {
 		if f := findingOf(rep, c); f.Severity == finding.Fail {

@@ -13,9 +13,9 @@ import (
 	"github.com/etcdperf/etcdperf/finding"
 )
 
-// Report is the output of `etcdperf inspect`; its JSON form is inspect's -w json
+// Result is the output of `etcdperf inspect`; its JSON form is inspect's -w json
 // object (total, prefixes, value_size_bytes, findings) plus the sections below.
-type Report struct {
+type Result struct {
 	// Source is "live" or "snapshot".
 	Source string `json:"source"`
 	// Snapshot is the snapshot file read, in snapshot mode.
@@ -192,7 +192,7 @@ type ScanStats struct {
 }
 
 // Worst is the most severe grade among the findings (fail > warn > ok > unknown).
-func (r *Report) Worst() finding.Severity {
+func (r *Result) Worst() finding.Severity {
 	w := finding.Unknown
 	for _, f := range r.Findings {
 		w = finding.Worst(w, f.Severity)
