@@ -2,6 +2,7 @@ package leanrpc
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -249,6 +250,52 @@ func TestCancel(t *testing.T) {
 	}()
 	if err := c.Invoke(context.Background(), "/etcdserverpb.KV/Put", &pb.PutRequest{}, &pb.PutResponse{}); err != nil {
 		t.Errorf("call after the cancel: %v", err)
+	}
+}
+
+// TestHeaderBlocks: calls of a few methods in turn, with and without a
+// deadline, each decode to their own headers: once their header blocks are
+// reused, after a new method's block moved the table's indices, and after a
+// header table size update.
+func TestHeaderBlocks(t *testing.T) {
+	addr, peers := listenPeers(t)
+	c := dial(t, addr)
+	p := <-peers
+	const put, rng = "/etcdserverpb.KV/Put", "/etcdserverpb.KV/Range"
+	for round := range 3 {
+		if round == 2 {
+			if err := p.fr.WriteSettings(http2.Setting{ID: http2.SettingHeaderTableSize, Val: 100}); err != nil {
+				t.Fatal(err)
+			}
+			p.dec.SetAllowedMaxDynamicTableSize(100)
+			if f, err := p.next(http2.FrameSettings); err != nil || !f.(*http2.SettingsFrame).IsAck() {
+				t.Fatalf("no SETTINGS ack: %v, %v", f, err)
+			}
+		}
+		// A method new to the connection each round, amid the others.
+		paths := []string{put, rng, put, rng, fmt.Sprintf("/etcdserverpb.KV/New%d", round), put, rng, put}
+		for i, path := range paths {
+			ctx, cancel := context.Background(), context.CancelFunc(func() {})
+			if i%3 == 1 {
+				ctx, cancel = context.WithTimeout(ctx, time.Hour)
+			}
+			done := make(chan error, 1)
+			go func() { done <- c.Invoke(ctx, path, &pb.PutRequest{}, &pb.PutResponse{}) }()
+			id, hdrs, _, err := p.request()
+			if err != nil {
+				t.Fatalf("round %d, call %d to %s: %v", round, i, path, err)
+			}
+			_, timed := hdrs["grpc-timeout"]
+			if hdrs[":path"] != path || hdrs[":method"] != "POST" || hdrs[":scheme"] != "http" || hdrs[":authority"] != addr ||
+				hdrs["content-type"] != "application/grpc" || hdrs["te"] != "trailers" || timed != (i%3 == 1) {
+				t.Errorf("round %d, call %d to %s: headers %v", round, i, path, hdrs)
+			}
+			p.reply(id, nil)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+		}
 	}
 }
 

@@ -94,6 +94,9 @@ func (p *peer) request() (id uint32, hdrs map[string]string, body []byte, err er
 			if _, err := p.dec.Write(f.HeaderBlockFragment()); err != nil {
 				return 0, nil, nil, err
 			}
+			if f.HeadersEnded() {
+				_ = p.dec.Close() // the next block may start with a table size update
+			}
 		case *http2.DataFrame:
 			body = append(body, f.Data()...)
 			if f.StreamEnded() {

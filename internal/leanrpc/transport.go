@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,13 +52,13 @@ const (
 )
 
 // transport is one HTTP/2 connection carrying unary gRPC calls: writers share
-// a buffered writer under wmu (the last one queued flushes, so concurrent
-// calls share a write syscall), and one reader goroutine dispatches the
-// frames to the waiting calls by stream id. The reader, the keepalive and a
-// cancel never take wmu: their frames go into a control queue that the next
-// writer, or the control writer goroutine, moves into the buffer, so a write
-// blocked on a peer that stopped reading holds up no PING ack, window update
-// or keepalive timeout.
+// a buffered writer under wmu (the last one queued flushes, after yielding
+// once, so concurrent calls share a write syscall), and one reader goroutine
+// dispatches the frames to the waiting calls by stream id. The reader, the
+// keepalive and a cancel never take wmu: their frames go into a control queue
+// that the next writer, or the control writer goroutine, moves into the
+// buffer, so a write blocked on a peer that stopped reading holds up no PING
+// ack, window update or keepalive timeout.
 type transport struct {
 	conn      net.Conn
 	addr      string
@@ -68,16 +69,23 @@ type transport struct {
 	// ok is false once the connection is lost, going away or out of stream
 	// ids: new calls dial another.
 	ok atomic.Bool
-	// waiting counts the writers queued for wmu: one that finds none flushes.
+	// waiting counts the writers queued for wmu: one that finds none, and no
+	// flush pending, flushes.
 	waiting atomic.Int32
 
-	wmu    sync.Mutex
-	bw     *bufio.Writer
-	henc   *hpack.Encoder
-	hbuf   bytes.Buffer
-	hdr    [9]byte // a frame header being written
-	nextID uint32
-	werr   error // the first write error: every later write fails with it
+	wmu  sync.Mutex
+	bw   *bufio.Writer
+	henc *hpack.Encoder
+	hbuf bytes.Buffer
+	// hblocks are request header blocks by path that encode with the HPACK
+	// tables as they are (see keepBlock); dropped when the table size changes.
+	hblocks map[string][]byte
+	hdr     [9]byte // a frame header being written
+	nextID  uint32
+	werr    error // the first write error: every later write fails with it
+	// flushing: a writer has yielded and will flush what is buffered, with
+	// the control queue.
+	flushing atomic.Bool
 	// wtimeout bounds a write that makes no progress (0: none); the write
 	// deadline is moved on at most every wtimeout/8, from wrenew on.
 	wtimeout time.Duration
@@ -282,11 +290,24 @@ func (t *transport) lockWrite() {
 	}
 }
 
-// unlockWrite flushes unless another writer is queued (it will flush what
-// this one wrote with its own), and releases wmu. A write error is kept and
-// fails the connection with the calls in flight.
+// unlockWrite releases wmu once what was written is sure to be flushed: by a
+// writer queued for wmu or one about to flush, with its own frames; else by
+// this one, after yielding the processor once, as gRPC-go's loopy writer does
+// with a small batch, so that calls already runnable (woken by the same read of
+// responses) add their frames to the same write syscall. A write error is kept
+// and fails the connection with the calls in flight.
 func (t *transport) unlockWrite() error {
-	if t.werr == nil && t.waiting.Load() == 0 {
+	if t.werr != nil || t.waiting.Load() > 0 || t.flushing.Load() {
+		err := t.werr
+		t.wmu.Unlock()
+		return err
+	}
+	t.flushing.Store(true)
+	t.wmu.Unlock()
+	runtime.Gosched()
+	t.lockWrite()
+	t.flushing.Store(false)
+	if t.werr == nil {
 		if t.cqueued.Load() {
 			t.drainControl()
 		}
@@ -300,8 +321,9 @@ func (t *transport) unlockWrite() error {
 }
 
 // queue adds a connection-level frame (an ack, a window update, a reset, a
-// ping) to the control queue and wakes the control writer; resp counts it
-// among the answers to the server's frames.
+// ping) to the control queue for the next flush, waking the control writer
+// unless a flush is coming; resp counts it among the answers to the server's
+// frames.
 func (t *transport) queue(typ http2.FrameType, flags http2.Flags, id uint32, payload []byte, resp bool) {
 	t.cmu.Lock()
 	n := len(payload)
@@ -313,6 +335,12 @@ func (t *transport) queue(typ http2.FrameType, flags http2.Flags, id uint32, pay
 		t.cresp.Add(1)
 	}
 	t.cmu.Unlock()
+	// A writer queued for wmu, or one that has yielded to flush, drains the
+	// queue after this (it reads cqueued once it holds wmu): waking the
+	// control writer would cost a write syscall of its own.
+	if t.waiting.Load() > 0 || t.flushing.Load() {
+		return
+	}
 	select {
 	case t.ckick <- struct{}{}:
 	default:
@@ -337,6 +365,7 @@ func (t *transport) drainControl() {
 	t.cmu.Lock()
 	if t.ctableOK {
 		t.henc.SetMaxDynamicTableSizeLimit(t.ctable)
+		clear(t.hblocks) // they hold indices the new size may have evicted
 		t.ctableOK = false
 	}
 	t.bw.Write(t.cbuf)
@@ -425,7 +454,7 @@ func (t *transport) send(ctx context.Context, c *call, path, timeout string, msg
 		return notSent{connError(t.addr, err)}
 	}
 	if t.nextID > maxStreamID {
-		t.wmu.Unlock()
+		_ = t.unlockWrite() // with the control frames the queue holds for it
 		t.release()
 		t.leave(false)
 		return notSent{status.Errorf(codes.Unavailable, "the connection to %s has used its stream ids", t.addr)}
@@ -437,7 +466,7 @@ func (t *transport) send(ctx context.Context, c *call, path, timeout string, msg
 	if t.err != nil {
 		err := t.err
 		t.mu.Unlock()
-		t.wmu.Unlock()
+		_ = t.unlockWrite()
 		t.release()
 		return notSent{err}
 	}
@@ -447,12 +476,17 @@ func (t *transport) send(ctx context.Context, c *call, path, timeout string, msg
 	t.mu.Unlock()
 
 	t.hbuf.Reset()
-	t.field(":method", "POST")
-	t.field(":scheme", t.scheme)
-	t.field(":path", path)
-	t.field(":authority", t.authority)
-	t.field("content-type", "application/grpc")
-	t.field("te", "trailers")
+	if b, ok := t.hblocks[path]; ok {
+		t.hbuf.Write(b)
+	} else {
+		t.field(":method", "POST")
+		t.field(":scheme", t.scheme)
+		t.field(":path", path)
+		t.field(":authority", t.authority)
+		t.field("content-type", "application/grpc")
+		t.field("te", "trailers")
+		t.keepBlock(path)
+	}
 	if timeout != "" {
 		// Never indexed: a new value per call would churn the server's table.
 		_ = t.henc.WriteField(hpack.HeaderField{Name: "grpc-timeout", Value: timeout, Sensitive: true})
@@ -488,6 +522,27 @@ func (t *transport) send(ctx context.Context, c *call, path, timeout string, msg
 
 func (t *transport) field(name, value string) {
 	_ = t.henc.WriteField(hpack.HeaderField{Name: name, Value: value})
+}
+
+// keepBlock keeps the request headers of path just encoded in hbuf when each
+// of the six fields came out as a one-byte index, which changes no HPACK
+// table: the same bytes encode them again, without the encoder's table search
+// (5% of a put's CPU). A block that added to the dynamic table moved the
+// indices of the blocks kept before it, so it drops them.
+func (t *transport) keepBlock(path string) {
+	b := t.hbuf.Bytes()
+	indexed := len(b) == 6
+	for _, c := range b {
+		indexed = indexed && c&0x80 != 0 && c != 0xff // 0xff: a longer index follows
+	}
+	if !indexed {
+		clear(t.hblocks)
+		return
+	}
+	if t.hblocks == nil {
+		t.hblocks = map[string][]byte{}
+	}
+	t.hblocks[path] = bytes.Clone(b)
 }
 
 // takeWindow is how much of a message of size want may be sent now, taken
