@@ -31,7 +31,8 @@ func NewHist() *hdr.Histogram { return hdr.New(HistMinUs, HistMaxUs, HistDigits)
 // cost. That one takes 2 ms and 890 KB a histogram (a new zlib writer at best
 // compression, an allocation per bucket), which a recorder pays for two
 // histograms an op every second of a run: here the zlib writer is reused
-// (0.58 ms and 180 KB for the same histogram, BenchmarkEncodeHist).
+// (BenchmarkEncodeHist: 1.5 ms, 892 KB, 4,334 allocations with hdr's; 0.25-0.27 ms,
+// 168 KB, 5 with this one).
 func EncodeHist(h *hdr.Histogram) (Hist, error) {
 	s := h.Export()
 	ratio := s.IntegerToDoubleConversionRatio
@@ -46,7 +47,14 @@ func EncodeHist(h *hdr.Histogram) (Hist, error) {
 			last = i
 		}
 	}
-	var counts []byte
+	const headerLen = 40
+	payload := binary.BigEndian.AppendUint32(make([]byte, 0, headerLen+last+1), uint32(hdr.V2EncodingCookieBase|0x10))
+	payload = append(payload, 0, 0, 0, 0)               // the counts' length, once known
+	payload = binary.BigEndian.AppendUint32(payload, 0) // normalizing index offset: hdr's counts are never rotated
+	payload = binary.BigEndian.AppendUint32(payload, uint32(s.SignificantFigures))
+	payload = binary.BigEndian.AppendUint64(payload, uint64(s.LowestTrackableValue))
+	payload = binary.BigEndian.AppendUint64(payload, uint64(s.HighestTrackableValue))
+	payload = binary.BigEndian.AppendUint64(payload, math.Float64bits(ratio))
 	for i := 0; i <= last; {
 		c := s.Counts[i]
 		i++
@@ -60,16 +68,9 @@ func EncodeHist(h *hdr.Histogram) (Hist, error) {
 				c = -zeros
 			}
 		}
-		counts = appendZigZag(counts, c)
+		payload = appendZigZag(payload, c)
 	}
-	payload := binary.BigEndian.AppendUint32(make([]byte, 0, 40+len(counts)), uint32(hdr.V2EncodingCookieBase|0x10))
-	payload = binary.BigEndian.AppendUint32(payload, uint32(len(counts)))
-	payload = binary.BigEndian.AppendUint32(payload, 0) // normalizing index offset: hdr's counts are never rotated
-	payload = binary.BigEndian.AppendUint32(payload, uint32(s.SignificantFigures))
-	payload = binary.BigEndian.AppendUint64(payload, uint64(s.LowestTrackableValue))
-	payload = binary.BigEndian.AppendUint64(payload, uint64(s.HighestTrackableValue))
-	payload = binary.BigEndian.AppendUint64(payload, math.Float64bits(ratio))
-	payload = append(payload, counts...)
+	binary.BigEndian.PutUint32(payload[4:8], uint32(len(payload)-headerLen))
 
 	out := binary.BigEndian.AppendUint32(make([]byte, 0, 8+len(payload)), uint32(hdr.V2CompressedEncodingCookieBase|0x10))
 	out = append(out, 0, 0, 0, 0) // the compressed length, once known
