@@ -215,9 +215,10 @@ func (b Bench) tail(w io.Writer, format string) error {
 		fmt.Fprintf(w, ", transport %s", c.Transport)
 	}
 	fmt.Fprintln(w)
-	if !run.Valid && b.analyzed() && !strings.Contains(b.rep.Verdict.Summary, run.InvalidReason) {
-		// The verdict named another cause first; the generator's reason adds to it.
-		fmt.Fprintf(w, "run marked invalid by the generator: %s\n", run.InvalidReason)
+	if b.analyzed() {
+		if n := invalidNote(run.Valid, run.InvalidReason, b.rep.Verdict); n != "" {
+			fmt.Fprintln(w, n)
+		}
 	}
 	if b.RunFile != "" {
 		fmt.Fprintf(w, "run file: %s\n", b.RunFile)

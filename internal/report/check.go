@@ -108,8 +108,8 @@ func (c Check) write(w io.Writer, format string) error {
 	if err := Analysis(rep).body(w, format); err != nil {
 		return err
 	}
-	if !c.Valid {
-		fmt.Fprintf(w, "\nrun marked invalid by the generator: %s\n", c.InvalidReason)
+	if n := invalidNote(c.Valid, c.InvalidReason, c.Verdict); n != "" {
+		fmt.Fprintf(w, "\n%s\n", n)
 	}
 	fmt.Fprintf(w, "\nexit code follows the %s verdict", c.ExitFollows)
 	if c.ExitFollows == "default" {

@@ -21,6 +21,15 @@ func verdictLine(v finding.Verdict) string {
 	return head + " — " + s
 }
 
+// invalidNote is the generator's reason a run is invalid, for the lines below
+// the verdict; "" when the run is valid or the verdict's summary says it already.
+func invalidNote(valid bool, reason string, v finding.Verdict) string {
+	if valid || strings.Contains(v.Summary, reason) {
+		return ""
+	}
+	return "run marked invalid by the generator: " + reason
+}
+
 // writeFindings writes the findings that warn or fail, one line each (with
 // their advice when advice is set).
 func writeFindings(w io.Writer, fs []finding.Finding, advice bool) {
