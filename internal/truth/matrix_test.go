@@ -89,8 +89,10 @@ func (o *outcome) unnoticed(what string) (bool, string, []string) {
 }
 
 // readsUnnoticed reports whether a mild row's verdict is the one it would have
-// without the fault: none, or the verdict its baseline had (the load's own
-// warning, say).
+// without the fault: none, or a verdict one of its baseline's runs had (the
+// load's own warning, or the machine's: a follower's WAL fsync p99 in the 16–32
+// ms bucket named disk in one of two faultless runs of the 3-member quota row's
+// baseline in a CI run).
 func (o *outcome) readsUnnoticed() bool {
 	sc := o.sc
 	switch {
@@ -99,7 +101,7 @@ func (o *outcome) readsUnnoticed() bool {
 	case o.bottleneck == finding.BottleneckNone && o.status == finding.StatusPass && len(o.bad) == 0:
 		return true
 	}
-	return o.base.p99 > 0 && o.bottleneck == o.base.bottleneck && o.status == o.base.status && o.bottleneck != string(sc.class)
+	return o.base.p99 > 0 && o.bottleneck != string(sc.class) && slices.Contains(o.base.verdicts, baseVerdict{o.bottleneck, o.status})
 }
 
 func (o *outcome) busy() bool { return o.pressure >= busyHost }
@@ -308,9 +310,13 @@ type harness struct {
 // of the run-to-run noise), how much higher it is than the other (spread), and
 // the verdict when both agreed on it.
 type baseRun struct {
-	p99, spread        float64
-	bottleneck, status string
+	p99, spread float64
+	// verdicts are the two runs' bottleneck and status: what the load reads
+	// here without the fault.
+	verdicts []baseVerdict
 }
+
+type baseVerdict struct{ bottleneck, status string }
 
 func newHarness(t *testing.T) *harness {
 	h := &harness{bin: *binFlag, loops: make(chan *faults.Loop, 2), bases: map[string]baseRun{}}
@@ -414,17 +420,15 @@ func (h *harness) baseline(t *testing.T, base *scenario) baseRun {
 		if o.err != "" || o.skipped != "" {
 			return baseRun{}
 		}
+		b.verdicts = append(b.verdicts, baseVerdict{o.bottleneck, o.status})
 		if i == 0 {
-			b = baseRun{p99: o.p99, bottleneck: o.bottleneck, status: o.status}
+			b.p99 = o.p99
 			continue
 		}
 		if lo := min(b.p99, o.p99); lo > 0 {
 			b.spread = max(b.p99, o.p99)/lo - 1
 		}
 		b.p99 = max(b.p99, o.p99)
-		if o.bottleneck != b.bottleneck || o.status != b.status {
-			b.bottleneck, b.status = "", "" // no one verdict to hold the row to
-		}
 	}
 	h.mu.Lock()
 	h.bases[base.name] = b
@@ -683,7 +687,11 @@ func report(w io.Writer, outs []*outcome, wall time.Duration) int {
 			extra += fmt.Sprintf("  host busy: CPU pressure %.0f%%", o.pressure*100)
 		}
 		if o.base.p99 > 0 {
-			extra += fmt.Sprintf("  p99 %.2f ms vs baseline %.2f ms (%s)", o.p99, o.base.p99, o.base.bottleneck)
+			var named []string
+			for _, v := range o.base.verdicts {
+				named = append(named, v.bottleneck)
+			}
+			extra += fmt.Sprintf("  p99 %.2f ms vs baseline %.2f ms (%s)", o.p99, o.base.p99, strings.Join(named, ", "))
 		}
 		fmt.Fprintf(w, "  %s %-40s want %-28s named %-10s %-7s %5.1fs%s\n", mark, o.sc.name, o.sc.wantText(), o.bottleneck, o.status, o.wall.Seconds(), extra)
 	}
