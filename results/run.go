@@ -97,6 +97,10 @@ type Network struct {
 	// round trip no gRPC or etcd code handles, so it is the network and the
 	// kernels alone; 0 when not measured.
 	PingRTTMs float64 `json:"ping_rtt_ms,omitempty"`
+	// HostPingRTTMs is the same PING to an echo on this host's loopback, taken
+	// with it: the part of a round trip the kernels and thread wake-ups at its
+	// ends take, with no network between them; 0 when not measured.
+	HostPingRTTMs float64 `json:"host_ping_rtt_ms,omitempty"`
 	// Endpoints are the rounds measured to every endpoint of a cluster of more
 	// than one, for the links between the members; empty otherwise.
 	Endpoints []EndpointRound `json:"endpoints,omitempty"`

@@ -127,7 +127,7 @@ func (a *app) runBench(cmd *cobra.Command, bf *benchFlags, workload func([]*clie
 	run := a.newRun(cmd, "bench "+cmd.Name(), t)
 	cfg := bench.Config{
 		Workers: bf.clients, Rate: bf.rate, Total: bf.total, Duration: bf.duration, Warmup: bf.warmup,
-		Prefix: bf.prefix, Force: bf.force, KV: t.Client,
+		Prefix: bf.prefix, Force: bf.force, KV: t.Client, CommandTimeout: a.conn.CommandTimeout,
 	}
 	if cfg.Total == 0 && cfg.Duration == 0 {
 		cfg.Duration = defaultBenchDuration

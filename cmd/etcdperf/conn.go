@@ -8,6 +8,7 @@ import (
 	"go.etcd.io/etcd/api/v3/version"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/etcdperf/etcdperf/internal/bench"
 	"github.com/etcdperf/etcdperf/internal/conn"
 )
 
@@ -32,7 +33,7 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.KeepaliveTime, "keepalive-time", 2*time.Second, "keepalive time for client connections")
 	fs.DurationVar(&c.KeepaliveTimeout, "keepalive-timeout", 6*time.Second, "keepalive timeout for client connections")
 	fs.IntVar(&c.MaxRequestBytes, "max-request-bytes", 0, "client-side request send limit in bytes (if 0, it defaults to 2.0 MiB (2 * 1024 * 1024).)")
-	fs.DurationVar(&c.CommandTimeout, "command-timeout", 5*time.Second, "timeout for short running command (excluding dial timeout): member list, status")
+	fs.DurationVar(&c.CommandTimeout, "command-timeout", bench.DefaultCommandTimeout, "timeout for short running command (excluding dial timeout): member list, status")
 	fs.BoolVar(&c.InsecureTransport, "insecure-transport", true, "disable transport security for client connections (false: TLS with the system's roots even without --cacert)")
 	fs.StringVarP(&c.DiscoverySrv, "discovery-srv", "d", "", "domain name to query for SRV records describing cluster endpoints (as etcdctl)")
 	fs.StringVar(&c.DiscoverySrvName, "discovery-srv-name", "", "service name to query when using DNS discovery")

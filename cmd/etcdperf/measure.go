@@ -45,7 +45,7 @@ func (a *app) runProfile(ctx context.Context, cmd *cobra.Command, command string
 		return measure.Measured{}, usageErr(err)
 	}
 	bench.UseDirect(w, t.Direct)
-	cfg.KV, cfg.Force = t.Client, force
+	cfg.KV, cfg.Force, cfg.CommandTimeout = t.Client, force, a.conn.CommandTimeout
 	run := a.newRun(cmd, command, t)
 	p.RecordIn(run.Flags)
 	return a.measure(ctx, t, cfg, w, run, analyze.Options{Clients: p.Clients}), nil

@@ -30,7 +30,7 @@ func (a *app) runDatascale(cmd *cobra.Command, pf *planFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	if err := bench.CheckPrefix(ctx, t.Client, pf.Prefix, pf.force); err != nil {
+	if err := bench.CheckPrefix(ctx, t.Client, pf.Prefix, pf.force, a.conn.CommandTimeout); err != nil {
 		return err
 	}
 	// As a bench run's: also after Ctrl-C, until the prefix stays empty; a

@@ -70,7 +70,7 @@ func Run(run *results.Run, opts Options) (Result, error) {
 	if in.NetworkRTTMs <= 0 && run.Network != nil {
 		in.NetworkRTTMs, in.rttSource = run.Network.RTTMs(), "Status call"
 		if run.Network.PingRTTMs > 0 {
-			in.rttSource = "HTTP/2 PING"
+			in.rttSource, in.hostRTTMs = "HTTP/2 PING", run.Network.HostPingRTTMs
 		}
 	}
 	in.Leader = leaderOf(windows)

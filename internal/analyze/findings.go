@@ -83,6 +83,10 @@ type Input struct {
 	// measured. rttSource says what measured it (HTTP/2 PING, Status call).
 	NetworkRTTMs float64
 	rttSource    string
+	// hostRTTMs is the part of a measured PING round trip that this host's
+	// kernel and thread wake-ups take (results.Network.HostPingRTTMs): no
+	// network change removes it. 0 when unknown or the round trip is no PING.
+	hostRTTMs float64
 	// Seconds overrides the window length when scrape times are unknown (bare dumps).
 	Seconds float64
 	// PeersKnown is true when the member count is known, and Peers how many others there are.

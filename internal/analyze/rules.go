@@ -132,7 +132,7 @@ var Rules = withThresholds([]Rule{
 		Advice: "Messages to peers failed: check connectivity, MTU and firewall between members.",
 		Eval:   peerFailRule},
 	{Class: finding.ClassNetwork, Signal: "client round trip / client p50 (measured RTT to the leader)", Key: true,
-		Threshold: fmt.Sprintf("warn: the run's round trip (HTTP/2 PING, else a Status call) ≥ %s of the client p50 and over the server-side p50; fail: also ≥ %s",
+		Threshold: fmt.Sprintf("warn: the run's round trip (HTTP/2 PING less this host's PING to itself, else a Status call) ≥ %s of the client p50 and over the server-side p50; fail: also ≥ %s",
 			pct(netShareWarn), units.Duration(clientRTTFailMs/1000)),
 		Source: srcNetShare + "; etcd mixin (150 ms)",
 		Advice: "Most of what clients wait for is the round trip to the leader: run clients (or the generator) close to the cluster, check proxies and load balancers in between.",

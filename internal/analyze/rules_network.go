@@ -99,7 +99,9 @@ const (
 // clientRTTRule grades the measured client-to-leader round trip by its share of
 // the client-observed p50. The round trip is the run's own HTTP/2 PING where it
 // was measured (no gRPC or etcd code handles it: the network and the kernels
-// alone, so a loopback's few tens of µs explain nothing), else a Status call.
+// alone), less the same PING to this host itself, measured with it (the
+// kernels' and thread wake-ups' part, which a busy host makes large); else a
+// Status call.
 func clientRTTRule(in *Input, _ Limits) Check {
 	if in.Run == nil || in.NetworkRTTMs <= 0 {
 		return Check{} // not measured: the gap rule stands in
@@ -110,8 +112,14 @@ func clientRTTRule(in *Input, _ Limits) Check {
 	}
 	rtt, client := in.NetworkRTTMs, *b.ClientP50Ms
 	server, known := serverSideP50(b)
+	src := in.rttSource
+	if host := min(in.hostRTTMs, rtt); host > 0 {
+		// A loaded host's own wake-ups are no network's: off the round trip.
+		src += fmt.Sprintf("; %s of it this host's own, as a PING to itself: %s the network's", units.Duration(host/1000), units.Duration((rtt-host)/1000))
+		rtt -= host
+	}
+	obs := fmt.Sprintf("round trip %s (%s) of %s client p50 %s", units.Duration(in.NetworkRTTMs/1000), src, b.Op, units.Duration(client/1000))
 	share := min(rtt/client, 1)
-	obs := fmt.Sprintf("round trip %s (%s) of %s client p50 %s", units.Duration(rtt/1000), in.rttSource, b.Op, units.Duration(client/1000))
 	if known {
 		obs += fmt.Sprintf("; server-side %s", units.Duration(server/1000))
 	}

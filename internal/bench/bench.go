@@ -98,6 +98,12 @@ type Config struct {
 	Force  bool
 	KV     clientv3.KV // for the prefix check and the cleanup
 
+	// CommandTimeout bounds the prefix check, as etcdctl's --command-timeout
+	// bounds a short command; zero is DefaultCommandTimeout. Without it the check
+	// of a cluster that lost quorum waits minutes: etcd answers a read it cannot
+	// serve with Unavailable after its request timeout, and clientv3 retries it.
+	CommandTimeout time.Duration
+
 	// Progress, when set, is called about four times a second.
 	Progress func(Progress)
 
@@ -133,6 +139,9 @@ const connectedPoll = 50 * time.Millisecond
 
 // ErrPrefixInUse is returned when the prefix holds keys before the run and Force is not set.
 var ErrPrefixInUse = errors.New("prefix already holds keys")
+
+// DefaultCommandTimeout is etcdctl's default --command-timeout.
+const DefaultCommandTimeout = 5 * time.Second
 
 // CleanupTimeout bounds the deletion of the prefix after a run.
 const CleanupTimeout = 30 * time.Second
@@ -177,7 +186,7 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 		}
 		return nil
 	}
-	if err := CheckPrefix(ctx, cfg.KV, cfg.Prefix, cfg.Force); err != nil {
+	if err := CheckPrefix(ctx, cfg.KV, cfg.Prefix, cfg.Force, cfg.CommandTimeout); err != nil {
 		if l := lost(); l != nil {
 			return l
 		}

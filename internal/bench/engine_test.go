@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,5 +258,31 @@ func TestStartAtAfterSetup(t *testing.T) {
 func TestHotLoopAllocationFree(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() { _ = codeOf(nil) }); n != 0 {
 		t.Errorf("codeOf(nil) allocates %g times", n)
+	}
+}
+
+// stuckKV is a cluster that lost quorum: a read waits for as long as it may.
+type stuckKV struct{ fakeKV }
+
+func (stuckKV) Get(ctx context.Context, _ string, _ ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestCheckPrefixBounded: the prefix check of a cluster that cannot answer
+// gives up after the command timeout and says so; a cancelled run's does not
+// blame the timeout.
+func TestCheckPrefixBounded(t *testing.T) {
+	err := CheckPrefix(context.Background(), stuckKV{}, "/p/", false, 20*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "command timeout (20ms)") {
+		t.Errorf("stuck check: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := CheckPrefix(ctx, stuckKV{}, "/p/", false, time.Hour); !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "command timeout") {
+		t.Errorf("cancelled check: %v", err)
+	}
+	if err := CheckPrefix(context.Background(), stuckKV{}, "/p/", true, 0); err != nil {
+		t.Errorf("forced check: %v", err)
 	}
 }

@@ -98,13 +98,22 @@ func workerRand(id int) *rand.Rand {
 }
 
 // CheckPrefix refuses a prefix that already holds keys, unless force: the run
-// deletes the prefix afterwards, which must not take someone else's data.
-func CheckPrefix(ctx context.Context, kv clientv3.KV, prefix string, force bool) error {
+// deletes the prefix afterwards, which must not take someone else's data. The
+// check waits at most timeout (zero: DefaultCommandTimeout).
+func CheckPrefix(ctx context.Context, kv clientv3.KV, prefix string, force bool, timeout time.Duration) error {
 	if force {
 		return nil
 	}
-	resp, err := kv.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if timeout <= 0 {
+		timeout = DefaultCommandTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := kv.Get(cctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
+		if ctx.Err() == nil && cctx.Err() != nil {
+			return fmt.Errorf("check prefix %q: no answer within the command timeout (%s): %w", prefix, timeout, err)
+		}
 		return fmt.Errorf("check prefix %q: %w", prefix, err)
 	}
 	if resp.Count > 0 {

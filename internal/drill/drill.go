@@ -19,6 +19,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/internal/analyze"
+	"github.com/etcdperf/etcdperf/internal/bench"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -64,7 +65,7 @@ type Env struct {
 
 func (e *Env) timeout() time.Duration {
 	if e.Timeout <= 0 {
-		return 5 * time.Second
+		return bench.DefaultCommandTimeout
 	}
 	return e.Timeout
 }

@@ -37,7 +37,7 @@ func (e *Env) WriteFill(ctx context.Context, cli *clientv3.Client, f FillSpec, f
 		return nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, e.timeout())
-	err := bench.CheckPrefix(cctx, cli, f.Root, force)
+	err := bench.CheckPrefix(cctx, cli, f.Root, force, e.timeout())
 	cancel()
 	if err != nil {
 		return fmt.Errorf("fill: %w", err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -19,7 +20,8 @@ import (
 // first endpoint: the Status round trip (a whole gRPC request that does almost
 // no server work) and the HTTP/2 PING round trip on a connection of its own (no
 // gRPC or etcd code handles a PING, so it is the network and the kernels
-// alone). nil when neither could be measured.
+// alone), and with the PING the same PING to this host's own loopback (the
+// kernels' and wake-ups' part). nil when neither could be measured.
 func RoundTrips(ctx context.Context, t *ClusterConn) *results.Network {
 	if len(t.Info.Endpoints) == 0 {
 		return nil
@@ -27,6 +29,9 @@ func RoundTrips(ctx context.Context, t *ClusterConn) *results.Network {
 	n := &results.Network{Endpoint: t.Info.Endpoints[0], StatusRTTMs: StatusRTTMs(ctx, t), PingRTTMs: PingRTTMs(ctx, t.Info.Endpoints[0], t.TLS)}
 	if n.StatusRTTMs <= 0 && n.PingRTTMs <= 0 {
 		return nil
+	}
+	if n.PingRTTMs > 0 {
+		n.HostPingRTTMs = HostPingRTTMs(ctx)
 	}
 	return n
 }
@@ -118,4 +123,60 @@ func pingConn(ctx context.Context, endpoint string, tlsCfg *tls.Config) float64 
 		rtts = append(rtts, float64(time.Since(start))/float64(time.Millisecond))
 	}
 	return slices.Min(rtts[1:])
+}
+
+// HostPingRTTMs is PingRTTMs to a PING echo on this host's loopback, on a
+// thread of its own in this process: what a round trip costs the kernel and
+// the thread wake-ups at both ends, with no network between them, measured the
+// same way and at the same time as the round trip to the cluster. No network
+// change removes that part. 0 when it cannot be measured.
+func HostPingRTTMs(ctx context.Context) float64 {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go echoPings(c)
+		}
+	}()
+	return PingRTTMs(ctx, l.Addr().String(), nil)
+}
+
+// echoPings answers a client's PINGs and SETTINGS as an HTTP/2 server does,
+// until the client closes the connection. Its own thread: a server in another
+// process is woken on one of its own, not on the client's.
+func echoPings(c net.Conn) {
+	runtime.LockOSThread()
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	preface := make([]byte, len(http2.ClientPreface))
+	if _, err := io.ReadFull(c, preface); err != nil || string(preface) != http2.ClientPreface {
+		return
+	}
+	fr := http2.NewFramer(c, c)
+	if fr.WriteSettings() != nil {
+		return
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() && fr.WriteSettingsAck() != nil {
+				return
+			}
+		case *http2.PingFrame:
+			if !f.IsAck() && fr.WritePing(true, f.Data) != nil {
+				return
+			}
+		}
+	}
 }

@@ -44,7 +44,7 @@ type Prober struct {
 	// P99 and P99Source are the default verdict's threshold (check.P99Limit).
 	P99       time.Duration
 	P99Source string
-	// CommandTimeout bounds the leader check.
+	// CommandTimeout bounds the leader check and the prefix check.
 	CommandTimeout time.Duration
 	DialTimeout    time.Duration
 	// Keep, when set, stores each probe's run file (see Keeper).
@@ -72,7 +72,7 @@ func (p *Prober) Validate(every time.Duration) error {
 // CheckPrefix refuses to start when the prefix holds keys: serve did not write
 // them (it deletes its own after every probe), and it would delete them.
 func (p *Prober) CheckPrefix(ctx context.Context) error {
-	return bench.CheckPrefix(ctx, p.Target.Client, p.Prefix, false)
+	return bench.CheckPrefix(ctx, p.Target.Client, p.Prefix, false, p.CommandTimeout)
 }
 
 // Probe runs one probe (a Probe).
@@ -95,10 +95,11 @@ func (p *Prober) Probe(ctx context.Context) Result {
 		return r
 	}
 	bench.UseDirect(w, p.Target.Direct)
-	cfg.KV = p.Target.Client
+	cfg.KV, cfg.CommandTimeout = p.Target.Client, p.CommandTimeout
 	run := p.NewRun()
 	p.Profile.RecordIn(run.Flags)
-	opts := analyze.Options{Clients: p.Profile.Clients, NetworkRTTMs: measure.RoundTrips(ctx, &p.Target.ClusterConn).RTTMs()}
+	// The round trips are Measure's, kept in the run (run.Network) and judged from there.
+	opts := analyze.Options{Clients: p.Profile.Clients}
 
 	var disk *results.DiskResult
 	var wg sync.WaitGroup
