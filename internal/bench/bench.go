@@ -140,6 +140,10 @@ const connectedPoll = 50 * time.Millisecond
 // ErrPrefixInUse is returned when the prefix holds keys before the run and Force is not set.
 var ErrPrefixInUse = errors.New("prefix already holds keys")
 
+// SlowRequest is the time etcd expects a request to take at most: past it the
+// server logs "apply request took too long" (its expected duration, 100 ms).
+const SlowRequest = 100 * time.Millisecond
+
 // DefaultCommandTimeout is etcdctl's default --command-timeout.
 const DefaultCommandTimeout = 5 * time.Second
 

@@ -336,15 +336,18 @@ func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, w
 		run.Valid, run.InvalidReason = false, "no request completed in the measured window"
 	case cfg.Rate > 0 && window > 0:
 		achieved := float64(r.pacedReq) / window.Seconds()
-		// Requests held back mean every client still waited on a reply past the
-		// grace: then sent and held back alike count, over the schedule they were
-		// due in (late sends within the grace may outlast it).
+		// Where the server's slowness kept every client waiting, requests sent
+		// late and held back past the grace alike count, over the schedule they
+		// were due in (late sends within the grace may outlast it).
 		kept := results.RateKept(achieved, cfg.Rate)
-		// Only behind a stall: clients that always had replies coming but were
-		// too few for the rate (2 clients at 100,000/s) are the generator's
-		// shortfall, and the run is invalid.
+		// Only behind a stall, or where the clients could carry the rate at
+		// etcd's own slow-request bound (4 clients at 20/s may each wait 200 ms a
+		// request): then only a server slower than that held them back. Clients
+		// too few for the rate at any latency etcd calls healthy (2 clients at
+		// 100,000/s) are the generator's shortfall, and the run is invalid.
 		stalled := run.Stall != nil && run.Stall.Seconds >= results.StallSeconds
-		if sched := e.sched.end - cfg.Warmup; !kept && stalled && unsent > 0 && sched > 0 {
+		carried := time.Duration(float64(cfg.Workers)/cfg.Rate*float64(time.Second)) >= SlowRequest
+		if sched := e.sched.end - cfg.Warmup; !kept && (stalled || carried) && sched > 0 {
 			kept = results.RateKept(float64(r.pacedReq+unsent)/min(window, sched).Seconds(), cfg.Rate)
 		}
 		if !kept {

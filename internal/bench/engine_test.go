@@ -286,3 +286,28 @@ func TestCheckPrefixBounded(t *testing.T) {
 		t.Errorf("forced check: %v", err)
 	}
 }
+
+// TestSlowServerShortfall: two clients at 10/s may each wait 200 ms a request,
+// past etcd's slow-request bound. A server slower than that makes requests
+// late (300 ms: sent late within the grace) or holds them back past it (500 ms),
+// with replies coming all the while (no stall). The shortfall is the server's:
+// the run stays valid, and every request due is charged.
+func TestSlowServerShortfall(t *testing.T) {
+	for _, took := range []time.Duration{300 * time.Millisecond, 500 * time.Millisecond} {
+		t.Run(took.String(), func(t *testing.T) {
+			slow := func(context.Context, uint64) Outcome { time.Sleep(took); return Outcome{} }
+			var run results.Run
+			cfg := Config{Workers: 2, Rate: 10, Duration: 2 * time.Second, Prefix: DefaultPrefix, KV: fakeKV{}}
+			if err := Run(context.Background(), cfg, fakeWorkload{slow}, &run); err != nil {
+				t.Fatal(err)
+			}
+			o := run.Ops[0]
+			if o.LateStarts == 0 || !run.Valid {
+				t.Errorf("valid %v (%s), %d sent (%d late), %d held back: the server's shortfall keeps the run valid", run.Valid, run.InvalidReason, o.Requests, o.LateStarts, o.Unsent)
+			}
+			if h, _ := o.ResponseHist.Decode(); h.TotalCount() != o.Requests+o.Unsent {
+				t.Errorf("response histogram holds %d of %d sent and held back", h.TotalCount(), o.Requests+o.Unsent)
+			}
+		})
+	}
+}

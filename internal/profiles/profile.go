@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/etcdperf/etcdperf/internal/bench"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
 
@@ -40,9 +41,9 @@ const (
 )
 
 // DefaultP99 is the p99 response-time threshold of a profile that states none:
-// etcd logs "apply request took too long" past 100 ms (its expected duration), so
-// a healthy member answers 99% of requests well under it.
-const DefaultP99 = 100 * time.Millisecond
+// etcd's slow-request bound (bench.SlowRequest), which a healthy member answers
+// 99% of requests well under.
+const DefaultP99 = bench.SlowRequest
 
 // DefaultP99Source says where DefaultP99 comes from.
 const DefaultP99Source = "etcd server warning 'apply request took too long' (expected duration 100 ms)"
