@@ -451,7 +451,9 @@ func (h *harness) run(t *testing.T, o *outcome, sc *scenario) {
 			return
 		}
 		if env.unmade != "" {
-			o.err, o.pressure = env.unmade, env.pressure
+			// A fault that could not be sized (a calibration that did not land)
+			// is tried again, as one that landed outside its size.
+			o.err, o.pressure, o.unsized = env.unmade, env.pressure, true
 			o.status, o.bottleneck = "error", "error"
 			t.Log(o.err)
 			return
