@@ -150,9 +150,12 @@ func HostPingRTTMs(ctx context.Context) float64 {
 
 // echoPings answers a client's PINGs and SETTINGS as an HTTP/2 server does,
 // until the client closes the connection. Its own thread: a server in another
-// process is woken on one of its own, not on the client's.
+// process is woken on one of its own, not on the client's. Unlocked before it
+// returns: a goroutine that ends locked ends its thread, and a child process
+// that thread started (an embedded etcd member) dies with it (Pdeathsig).
 func echoPings(c net.Conn) {
 	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	preface := make([]byte, len(http2.ClientPreface))
