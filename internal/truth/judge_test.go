@@ -147,3 +147,26 @@ func TestRows(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowDisk: a miss that named the disk of a row whose fault is elsewhere
+// runs again; a disk row's, or one whose second class is the disk, does not.
+func TestSlowDisk(t *testing.T) {
+	network := &scenario{name: "network", class: finding.ClassNetwork, mild: true}
+	disk := &scenario{name: "disk", class: finding.ClassDisk}
+	valueDisk := &scenario{name: "value-size+disk", class: finding.ClassValueSize, also: finding.ClassDisk}
+	for _, tc := range []struct {
+		sc    *scenario
+		named string
+		want  bool
+	}{
+		{network, "disk", true},
+		{network, "network", false},
+		{network, "none", false},
+		{disk, "disk", false},
+		{valueDisk, "disk", false},
+	} {
+		if got := (&outcome{sc: tc.sc, bottleneck: tc.named}).slowDisk(); got != tc.want {
+			t.Errorf("%s named %s: slowDisk %v, want %v", tc.sc.name, tc.named, got, tc.want)
+		}
+	}
+}

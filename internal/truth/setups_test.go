@@ -138,10 +138,10 @@ func leaderChange(n int, after time.Duration) func(*runEnv) ([]string, string) {
 
 // walBucket is the etcd histogram bucket (seconds) the 10–16 ms row's WAL fsync
 // p99 must land in: over etcd's 10 ms, inside its 8–16 ms bucket. walMean is
-// where the calibration puts the mean WAL fsync (each waits the delay once, so
-// the mean is the typical one), leaving the run's p99 room above the bucket's
-// lower bound and below its upper one. Both size the fault (how slow the disk
-// is), not a threshold.
+// where the calibration steers the mean WAL fsync (each waits the delay once,
+// so the mean is the typical one, which a bucketed p99 cannot steer by),
+// leaving the run's p99 room above the bucket's lower bound and below its
+// upper one. Both size the fault (how slow the disk is), not a threshold.
 var (
 	walBucket = [2]float64{0.008, 0.016}
 	walMean   = [2]float64{0.0095, 0.0125}
@@ -174,10 +174,11 @@ func remoteSlowSync() func(*runEnv) ([]string, string) {
 	}
 }
 
-// calibrate tries up to six delays, each scaled by how far the last try's mean
-// WAL fsync was from the middle of walMean, under 300 puts paced as the row's
-// load (100/s). When none lands, the host's CPU pressure over the tries is the
-// run's, so that a busy host means another attempt.
+// calibrate tries up to six delays until the WAL fsync p99 lands in walBucket,
+// each scaled by how far the last try's mean WAL fsync was from the middle of
+// walMean, and a fifth lower at least after a p99 over the bucket, under 300
+// puts paced as the row's load (100/s). When none lands, the host's CPU
+// pressure over the tries is the run's; the row runs again either way.
 func calibrate(e *runEnv, url string, slow *faults.SlowSync) error {
 	var seen []string
 	psi := hardware.StartCPUPressure(os.DirFS("/"))
@@ -209,18 +210,24 @@ func calibrate(e *runEnv, url string, slow *faults.SlowSync) error {
 		}
 		mean := h.Sum / h.Count
 		seen = append(seen, fmt.Sprintf("%s → mean %s, p99 %s", slow.Delay(), units.Duration(mean), q))
-		if q.Lo == walBucket[0] && q.Hi == walBucket[1] && mean >= walMean[0] && mean <= walMean[1] {
+		if q.Lo == walBucket[0] && q.Hi == walBucket[1] {
 			e.t.Logf("slow disk calibrated: %s", strings.Join(seen, ", "))
 			return nil
 		}
 		next := time.Duration(float64(slow.Delay()) * (walMean[0] + walMean[1]) / 2 / mean)
+		if q.Lo >= walBucket[1] {
+			// A tail over the bucket with the mean in its band (a noisy host's
+			// disk: 10 ms gave a mean of 12.2 ms and a p99 in 16-32 ms): the
+			// mean alone would hold the delay where it is.
+			next = min(next, slow.Delay()*4/5)
+		}
 		if next < 100*time.Microsecond {
 			break // the machine's own latency, not the delay: a busy host
 		}
 		slow.Set(next)
 	}
-	return fmt.Errorf("no fsync delay landed the member's WAL fsync mean in %s–%s with its p99 in (%s, %s]: %s",
-		units.Duration(walMean[0]), units.Duration(walMean[1]), units.Duration(walBucket[0]), units.Duration(walBucket[1]), strings.Join(seen, ", "))
+	return fmt.Errorf("no fsync delay landed the member's WAL fsync p99 in (%s, %s]: %s",
+		units.Duration(walBucket[0]), units.Duration(walBucket[1]), strings.Join(seen, ", "))
 }
 
 // memberSnapshot is one scrape of the member's /metrics.
