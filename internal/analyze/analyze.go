@@ -33,9 +33,6 @@ type Options struct {
 	// WindowSeconds is the time between the two dumps of Dumps (the text format has
 	// no timestamps); 0 leaves rate-based signals (CPU) unknown.
 	WindowSeconds float64
-	// NetworkRTTMs is a measured client-to-leader round trip, for the network
-	// class and the budget; 0 takes the run file's (results.Run.Network).
-	NetworkRTTMs float64
 	// Clients is the number of clients, for the workload tier; 0 reads the run's
 	// "clients" flag.
 	Clients int
@@ -66,8 +63,8 @@ func Run(run *results.Run, opts Options) (Result, error) {
 		return Result{}, fmt.Errorf("analyze: run file version %d; this build reads version %d", run.Version, results.Version)
 	}
 	windows, notes := windowsFromScrapes(run.Scrapes)
-	in := Input{Run: run, Members: windows, NetworkRTTMs: opts.NetworkRTTMs, rttSource: "given"}
-	if in.NetworkRTTMs <= 0 && run.Network != nil {
+	in := Input{Run: run, Members: windows}
+	if run.Network != nil {
 		in.NetworkRTTMs, in.rttSource = run.Network.RTTMs(), "Status call"
 		if run.Network.PingRTTMs > 0 {
 			in.rttSource, in.hostRTTMs = "HTTP/2 PING", run.Network.HostPingRTTMs
@@ -122,7 +119,7 @@ func Dumps(before, after string, opts Options) (Result, error) {
 		snaps = append(snaps, s)
 	}
 	w := &Window{Member: "member", Snaps: snaps}
-	in := Input{Members: []*Window{w}, Leader: w, Seconds: opts.WindowSeconds, NetworkRTTMs: opts.NetworkRTTMs, rttSource: "given"}
+	in := Input{Members: []*Window{w}, Leader: w, Seconds: opts.WindowSeconds}
 	in.PeersKnown, in.Peers = inferPeers(w)
 	in.use(resourcesOf(opts, nil, nil, nil))
 	rep := report(in, opts)

@@ -153,7 +153,9 @@ func TestDiskShareCountsQueueing(t *testing.T) {
 		{"idle disk", 0.001, 0.6, 0, 0.01},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := Run(runOf(tc.walLE, tc.walSum), Options{NetworkRTTMs: 0.2})
+			run := runOf(tc.walLE, tc.walSum)
+			run.Network = &results.Network{StatusRTTMs: 0.2} // the round trip the run measured
+			rep, err := Run(run, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -36,10 +36,7 @@ func (e *Env) WriteFill(ctx context.Context, cli *clientv3.Client, f FillSpec, f
 	if len(f.Prefixes) == 0 {
 		return nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, e.timeout())
-	err := bench.CheckPrefix(cctx, cli, f.Root, force, e.timeout())
-	cancel()
-	if err != nil {
+	if err := bench.CheckPrefix(ctx, cli, f.Root, force, e.timeout()); err != nil {
 		return fmt.Errorf("fill: %w", err)
 	}
 	start := time.Now()
