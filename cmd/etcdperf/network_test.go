@@ -92,9 +92,13 @@ func TestNetworkVerdictReproduces(t *testing.T) {
 			t.Logf("analyze RUNFILE: %s: %s", again.graded(), again.Verdict.Summary)
 			// On a host whose CPUs the members and the generator saturate, the
 			// CPU comes first and queueing behind it can make the round trip a
-			// minor part of the client latency: then only the agreement below
-			// is asserted (a test must not fail because the machine is busy).
-			if cpu := bench.severity(finding.ClassCPU); cpu != finding.Fail && bench.Verdict.Bottleneck != string(finding.ClassNetwork) {
+			// minor part of the client latency; so can this host's own disk,
+			// shared with the rest of the machine, when it fails on its own (a
+			// CI run's in-load fsync probe read a p99 of 71 ms). Then only the
+			// agreement below is asserted (a test must not fail because the
+			// machine is busy).
+			busy := bench.severity(finding.ClassCPU) == finding.Fail || bench.severity(finding.ClassDisk) == finding.Fail
+			if !busy && bench.Verdict.Bottleneck != string(finding.ClassNetwork) {
 				t.Errorf("bench named %s, want network: %s", bench.Verdict.Bottleneck, bench.Verdict.Summary)
 			}
 			if again.graded() != bench.graded() || a.code != r.code {
