@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"syscall"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -132,11 +133,8 @@ func dispatch(ctx context.Context, p Pacer, b bounds, clock func() time.Duration
 			return held(i, b.end, b.end), lag
 		}
 		if wait := due - now; wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-ctx.Done():
+			if !sleepUntil(ctx, timer, wait, func() time.Duration { return due - clock() }) {
 				return held(i, due, due), lag
-			case <-timer.C:
 			}
 			_ = lag.RecordValue(max(int64((clock()-due)/time.Microsecond), results.HistMinUs))
 		}
@@ -165,4 +163,49 @@ func dispatch(ctx context.Context, p Pacer, b bounds, clock func() time.Duration
 			return held(i, due, max(stop, due+1)), lag
 		}
 	}
+}
+
+// timerSlop is how late the runtime's timers may fire: on an idle Linux host the
+// netpoller sleeps in whole milliseconds, so a timer wakes up to a millisecond
+// late, and every late microsecond of the pacer counts in the response time.
+const timerSlop = 2 * time.Millisecond
+
+// fineMin is the shortest wait the kernel's timer sleeps: twice its default
+// slack (50 µs). A shorter nanosleep would be mostly slack, and a generator
+// whose requests are due that often is busy enough for the runtime's timers to
+// fire on time (at 8,000 puts/s the kernel's timer cost 10% more client CPU for
+// the same response-minus-service time).
+const fineMin = 100 * time.Microsecond
+
+// sleepUntil waits wait, or until ctx is done (false). The runtime's timer
+// sleeps all but the last timerSlop, where ctx is heeded; the kernel's timer
+// (nanosleep, within the thread's timer slack) sleeps what left() says
+// remains, resuming after a signal with what is left of it. On a 2-core Linux
+// host at 150 wake-ups a second the runtime's timer alone woke a mean 0.6 ms
+// late (p99 1.1 ms), the two together 0.1 ms (p99 0.15 ms); at 2,000 puts/s
+// the response time's excess over the service time fell from 0.34 to 0.11 ms.
+func sleepUntil(ctx context.Context, timer *time.Timer, wait time.Duration, left func() time.Duration) bool {
+	if coarse := wait - timerSlop; coarse > 0 {
+		timer.Reset(coarse)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+		}
+		wait = left()
+	}
+	switch {
+	case wait >= fineMin:
+		ts := syscall.NsecToTimespec(int64(wait))
+		for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
+		}
+	case wait > 0:
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+		}
+	}
+	return ctx.Err() == nil
 }

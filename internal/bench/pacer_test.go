@@ -157,3 +157,30 @@ func TestDispatchStopsOnCancel(t *testing.T) {
 		t.Error("tickets channel not closed")
 	}
 }
+
+// TestSleepUntil: the kernel's timer and the runtime's each sleep at least the
+// wait (no upper bound is asserted: a busy machine may wake any of them late),
+// and a cancelled context ends a long wait at once with false.
+func TestSleepUntil(t *testing.T) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for _, wait := range []time.Duration{fineMin / 2, fineMin, timerSlop, timerSlop + 3*time.Millisecond} {
+		start := time.Now()
+		due := wait
+		if !sleepUntil(context.Background(), timer, wait, func() time.Duration { return due - time.Since(start) }) {
+			t.Fatalf("sleepUntil(%v) = false with a live context", wait)
+		}
+		if got := time.Since(start); got < wait {
+			t.Errorf("sleepUntil(%v) returned after %v", wait, got)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	if sleepUntil(ctx, timer, time.Hour, func() time.Duration { return time.Hour }) {
+		t.Error("sleepUntil = true with a cancelled context")
+	}
+	if got := time.Since(start); got > time.Minute {
+		t.Errorf("a cancelled context waited %v", got)
+	}
+}
