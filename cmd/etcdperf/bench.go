@@ -41,7 +41,7 @@ func newBenchCmd(a *app) *cobra.Command {
 	bf := &benchFlags{}
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Drive put, range, watch, txn, lease, list or mixed load against etcd and measure it",
+		Short: "Drive " + profiles.CommandNames() + " load against etcd and measure it",
 		Long:  bench.Usage,
 	}
 	f := cmd.PersistentFlags()

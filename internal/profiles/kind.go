@@ -126,6 +126,9 @@ func inMix(k *Kind) bool { return k.InProfile && k.Paced }
 // MixNames lists the ops bench mixed --ratios can mix, "put, range, ...".
 func MixNames() string { return kindNames(inMix, ",") }
 
+// CommandNames lists the ops that have a bench subcommand, "put, range, ... or mixed".
+func CommandNames() string { return kindNames(func(k *Kind) bool { return k.Command != nil }, "or") }
+
 // opFields maps a profile op's YAML field names to their index in Op.
 var opFields = func() map[string]int {
 	m := map[string]int{}

@@ -1,7 +1,10 @@
 package profiles
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/etcdperf/etcdperf/internal/bench"
 
 	"github.com/spf13/pflag"
 )
@@ -39,4 +42,14 @@ func TestKinds(t *testing.T) {
 		}
 	}
 	_ = FlagRules() // panics on a flag two kinds claim
+}
+
+// TestMixedUsageNamesTheMixOps: bench mixed's help names every op --ratios
+// takes, in the kinds' order (the text is wrapped by hand, so a test keeps it
+// from drifting when a kind is added).
+func TestMixedUsageNamesTheMixOps(t *testing.T) {
+	text := strings.Join(strings.Fields(bench.MixedUsage), " ")
+	if want := kindNames(inMix, "and"); !strings.Contains(text, want) {
+		t.Errorf("bench.MixedUsage does not list %q", want)
+	}
 }
