@@ -340,15 +340,21 @@ func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, w
 		// late and held back past the grace alike count, over the schedule they
 		// were due in (late sends within the grace may outlast it).
 		kept := results.RateKept(achieved, cfg.Rate)
-		// Only behind a stall, or where the clients could carry the rate at
-		// etcd's own slow-request bound (4 clients at 20/s may each wait 200 ms a
-		// request): then only a server slower than that held them back. Clients
-		// too few for the rate at any latency etcd calls healthy (2 clients at
-		// 100,000/s) are the generator's shortfall, and the run is invalid.
+		// Only where the clients could carry the rate at etcd's own
+		// slow-request bound (4 clients at 20/s may each wait 200 ms a request):
+		// then only a server slower than that held them back; or behind a stall,
+		// for the requests due while it lasted. Clients too few for the rate at
+		// any latency etcd calls healthy (2 clients at 100,000/s) are the
+		// generator's shortfall, and the run is invalid, stall or not.
 		stalled := run.Stall != nil && run.Stall.Seconds >= results.StallSeconds
 		carried := time.Duration(float64(cfg.Workers)/cfg.Rate*float64(time.Second)) >= SlowRequest
 		if sched := e.sched.end - cfg.Warmup; !kept && (stalled || carried) && sched > 0 {
-			kept = results.RateKept(float64(r.pacedReq+unsent)/min(window, sched).Seconds(), cfg.Rate)
+			span := min(window, sched)
+			held := unsent
+			if !carried {
+				held = min(unsent, int64(math.Ceil(cfg.Rate*stallOverlap(run.Stall, span))))
+			}
+			kept = results.RateKept(float64(r.pacedReq+held)/span.Seconds(), cfg.Rate)
 		}
 		if !kept {
 			run.Valid = false
@@ -358,4 +364,10 @@ func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, w
 			}
 		}
 	}
+}
+
+// stallOverlap is how many seconds of the measured schedule (span long) the
+// stall covers: the requests due in them are the most it held back.
+func stallOverlap(st *results.Stall, span time.Duration) float64 {
+	return max(0, min(st.OffsetS+st.Seconds, span.Seconds())-max(st.OffsetS, 0))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,6 +176,41 @@ func TestStallAtEndIsCharged(t *testing.T) {
 	}
 	if run.Stall == nil || run.Stall.Seconds < 1 {
 		t.Errorf("stall %+v: the requests waited from 200 ms to past the end and its grace", run.Stall)
+	}
+}
+
+// TestStallExcusesOnlyItsOwnShortfall: two clients whose requests take 1 ms
+// each (2,000/s at most) cannot carry 20,000/s, stall or not. A 1.2 s stall in
+// the 3 s window held back at most the requests due while it lasted, so the run
+// stays invalid; before the fix any stall of a second made every request held
+// back the server's (CI: bench put --rate 100000 --clients 2 exited 1, not 3,
+// behind a stall of a second on a busy host). Only lower bounds of time are
+// relied on, which a slow machine can only exceed.
+func TestStallExcusesOnlyItsOwnShortfall(t *testing.T) {
+	var t0 atomic.Int64
+	op := func(ctx context.Context, _ uint64) Outcome {
+		now := time.Now().UnixNano()
+		t0.CompareAndSwap(0, now)
+		switch since := time.Duration(now - t0.Load()); {
+		case since >= 500*time.Millisecond && since < 1700*time.Millisecond:
+			time.Sleep(1700*time.Millisecond - since) // both clients wait: no reply for 1.2 s
+		default:
+			time.Sleep(time.Millisecond)
+		}
+		return Outcome{}
+	}
+	var run results.Run
+	cfg := Config{Workers: 2, Rate: 20000, Duration: 3 * time.Second, Prefix: DefaultPrefix, KV: fakeKV{}}
+	if err := Run(context.Background(), cfg, fakeWorkload{op}, &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.Stall == nil || run.Stall.Seconds < results.StallSeconds {
+		t.Fatalf("stall %+v: both clients waited 1.2 s", run.Stall)
+	}
+	if run.Valid {
+		o := run.Ops[0]
+		t.Errorf("valid with %d sent and %d held back: two clients cannot carry 20,000/s, and a %.1f s stall explains at most %.0f of them",
+			o.Requests, o.Unsent, run.Stall.Seconds, cfg.Rate*run.Stall.Seconds)
 	}
 }
 
