@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"math"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -46,6 +47,13 @@ type DiskResult struct {
 	Write     Summary `json:"write_ms"`
 	SyncHist  Hist    `json:"fdatasync_hist,omitempty"`
 	WriteHist Hist    `json:"write_hist,omitempty"`
+	// FdatasyncLessWait is each fdatasync less the time the probe's thread
+	// waited for a CPU meanwhile (its run-queue delay, schedstat): the disk's
+	// part, which a starved probe does not inflate. CPUWaitMs is that wait over
+	// all its fdatasyncs. Both absent where the kernel does not say.
+	FdatasyncLessWait *Summary `json:"fdatasync_less_cpu_wait_ms,omitempty"`
+	LessWaitHist      Hist     `json:"fdatasync_less_cpu_wait_hist,omitempty"`
+	CPUWaitMs         float64  `json:"cpu_wait_ms,omitempty"`
 	// FdatasyncBuckets are the fdatasync latencies counted like etcd_disk_wal_fsync_duration_seconds,
 	// so a probe can be laid next to a member's metrics.
 	FdatasyncBuckets []Bucket `json:"fdatasync_buckets,omitempty"`
@@ -88,6 +96,33 @@ type DiskResult struct {
 	// IntervalMs is the pace of a light probe: one batch and its fdatasync every
 	// IntervalMs; 0 for a probe that writes back to back.
 	IntervalMs float64 `json:"interval_ms,omitempty"`
+}
+
+// SyncP99 is the fdatasync p99 (ms) the disk is graded by: less its thread's
+// CPU wait where that was measured, since a measurement whose thread waited
+// for a CPU is not evidence about the disk.
+func (d DiskResult) SyncP99() float64 {
+	if d.FdatasyncLessWait != nil {
+		return d.FdatasyncLessWait.P99
+	}
+	return d.Fdatasync.P99
+}
+
+// SyncHistGraded is the histogram SyncP99 is taken from.
+func (d DiskResult) SyncHistGraded() Hist {
+	if d.FdatasyncLessWait != nil && d.LessWaitHist != "" {
+		return d.LessWaitHist
+	}
+	return d.SyncHist
+}
+
+// WaitNote says how much of the fdatasync p99 was the probe thread's wait for
+// a CPU, "" where none was.
+func (d DiskResult) WaitNote() string {
+	if d.FdatasyncLessWait == nil || d.Fdatasync.P99 <= d.FdatasyncLessWait.P99 {
+		return ""
+	}
+	return fmt.Sprintf("less the probe thread's wait for a CPU (%.3g ms with it; %.3g ms of waiting over %d fdatasyncs)", d.Fdatasync.P99, d.CPUWaitMs, d.Fdatasyncs)
 }
 
 // Bucket is one cumulative histogram bucket, as Prometheus exposes it: Count observations were ≤ LE seconds.

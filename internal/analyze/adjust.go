@@ -179,11 +179,14 @@ func settleStraddles(evs map[finding.Class][]graded, in *Input) {
 			continue
 		}
 		d := inLoadProbe(in, g.win)
-		if d == nil || d.Fdatasync.P99 <= 0 {
+		if d == nil || d.SyncP99() <= 0 {
 			continue
 		}
-		g.e.Severity = limWAL.Grade(d.Fdatasync.P99 / 1000)
-		g.e.Observed += fmt.Sprintf("; settled by the fsync probe of its filesystem during the load: p99 %s (n=%d)", units.Duration(d.Fdatasync.P99/1000), d.Fdatasyncs)
+		g.e.Severity = limWAL.Grade(d.SyncP99() / 1000)
+		g.e.Observed += fmt.Sprintf("; settled by the fsync probe of its filesystem during the load: p99 %s (n=%d)", units.Duration(d.SyncP99()/1000), d.Fdatasyncs)
+		if note := d.WaitNote(); note != "" {
+			g.e.Observed += ", " + note
+		}
 	}
 }
 

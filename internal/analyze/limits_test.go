@@ -37,9 +37,9 @@ func TestLimitsText(t *testing.T) {
 // carry no Limits; each is named here with why, so a new rule without limits is
 // a decision, not an omission.
 var compound = map[string]string{
-	"client round trip / client p50 (measured RTT to the leader)":                                 "share of the client p50, with floors",
-	"replication wait / client p50 (multi-member writes)":                                         "share of the client p50, with floors and CPU",
-	"follower link / client p50 (linearizable read through each endpoint, beyond its round trip)": "share of the client p50, with floors",
+	"client round trip / client p50 (measured RTT to the leader)":                                                                                       "share of the client p50, with floors",
+	"replication round / client p50 (multi-member writes; a linearizable read through each endpoint, beyond its round trip, median over the endpoints)": "share of the client p50, with floors and CPU",
+	"follower link / client p50 (linearizable read through each endpoint, beyond its round trip)":                                                       "share of the client p50, with floors",
 	"late starts / requests":                           "warns by share and by the generator's own state",
 	"has leader (" + metrics.HasLeader + ")":           "a flag in any scrape",
 	"members answering /metrics to the end of the run": "a member's scrapes that stopped",

@@ -94,7 +94,7 @@ func probeRule(in *Input, lim Limits) Check {
 	worst := Check{Severity: finding.Unknown, Observed: "no probe recorded fdatasync latencies"}
 	worstMs := -1.0
 	for _, d := range in.Run.Disk {
-		p99 := d.Fdatasync.P99
+		p99 := d.SyncP99()
 		if p99 <= 0 || p99 <= worstMs {
 			continue
 		}
@@ -103,6 +103,9 @@ func probeRule(in *Input, lim Limits) Check {
 		if d.IntervalMs > 0 {
 			obs = fmt.Sprintf("%s pattern on the filesystem of %s's data dir during the load, one fdatasync every %s: p99 %s (n=%d)",
 				d.Pattern, d.Member, units.Duration(d.IntervalMs/1000), units.Duration(p99/1000), d.Fdatasyncs)
+		}
+		if note := d.WaitNote(); note != "" {
+			obs += ", " + note
 		}
 		worst = Check{Severity: gradeProbe(d, lim, &obs), Observed: obs}
 	}
@@ -564,11 +567,11 @@ func networkAgrees(in *Input) string {
 // short run) warns or fails only when at least minSlow of them, counted exactly
 // in its histogram, exceed the threshold; one hiccup is not a pattern.
 func gradeProbe(d results.DiskResult, lim Limits, obs *string) finding.Severity {
-	sev := lim.Grade(d.Fdatasync.P99 / 1000)
+	sev := lim.Grade(d.SyncP99() / 1000)
 	if d.Fdatasyncs >= minSamples || sev == finding.OK {
 		return sev
 	}
-	h, err := d.SyncHist.Decode()
+	h, err := d.SyncHistGraded().Decode()
 	if err != nil || h.TotalCount() == 0 {
 		return sev
 	}

@@ -2,12 +2,12 @@ package analyze
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/etcdperf/etcdperf/internal/units"
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/internal/metrics"
+	"github.com/etcdperf/etcdperf/internal/stats"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -133,70 +133,64 @@ func clientRTTRule(in *Input, _ Limits) Check {
 	return Check{Severity: finding.Warn, Observed: obs + "; the run measures the network between client and leader more than etcd"}
 }
 
-// replicationRule grades the part of a multi-member write that neither the client
-// round trip nor the leader's own work explains: the replication round (peer
-// round trip plus the follower's fsync), whose peer-RTT histogram etcd samples
-// only every 30 s. It does not apply to a single member (the rest is queueing)
-// or to reads, and it stays quiet while a CPU is busy (then the rest is queueing).
+// replicationRule grades the replication round a multi-member write waits
+// for, as measured, never as what the other parts leave over (under load that
+// remainder is queueing in gRPC and raft as often as the network). The
+// linearizable read through each endpoint, beyond its round trip
+// (results.EndpointRound.PeerMs), crosses the links a write crosses: through
+// the leader, its heartbeat round to a quorum (a write's MsgApp round); through
+// a follower, the way to the leader and back as well (a forwarded proposal and
+// its commit notice). Clients spread over the endpoints, so the median write
+// pays the median endpoint's round. It does not apply to a single member or to
+// reads, and stays quiet while a CPU is busy (the reads then queue too).
 func replicationRule(in *Input, _ Limits) Check {
-	if in.Run == nil || in.NetworkRTTMs <= 0 || !in.PeersKnown || in.Peers == 0 {
+	if in.Run == nil || !in.PeersKnown || in.Peers == 0 {
 		return Check{}
 	}
 	b := computeBudget(in)
 	if b.ClientP50Ms == nil || *b.ClientP50Ms <= 0 || isRead(b.Op) {
 		return Check{}
 	}
-	server, known := serverSideP50(b)
-	if !known {
-		return unknown("no server-side latency for the leader (need scrapes before and after)")
+	round, ok := replicationRound(in.Run)
+	if !ok {
+		return unknown("no linearizable read was measured through the endpoints, so the replication round is not known")
 	}
 	client := *b.ClientP50Ms
-	rest := client - server - in.NetworkRTTMs
+	server, known := serverSideP50(b)
 	var rep float64
 	for _, p := range b.Parts {
 		if p.Component == finding.PartReplication && p.P50Ms != nil {
-			rep = *p.P50Ms // measured: it is part of server already
+			rep = *p.P50Ms
 		}
 	}
-	wait := max(rest+rep, 0)
-	// The replication round is paid by every write, the fastest of the run too:
-	// it is at most that write's time less the client round trip. What the p50
-	// leaves beyond it is queueing (gRPC, raft), not the network between members.
-	fastest, ok := fastestMs(in.Run, b.Op)
-	if !ok {
-		return unknown("%s: the run keeps no service-time histogram, so its fastest write (the bound of the replication round) is unknown", b.Op)
-	}
-	// The follower's own fsync is in the round too, and is the disk's, not the
-	// network's: on one slow disk shared by three members it is most of it.
-	ff, _ := quorumFollowerFsync(in)
-	wait = max(wait-ff, 0)
-	round := max(fastest-in.NetworkRTTMs-ff, 0)
-	obs := fmt.Sprintf("%s: client p50 %s − round trip %s − leader %s − follower fsync p50 %s leaves %s; the fastest write (%s) bounds the replication round's network at %s",
-		b.Op, units.Duration(client/1000), units.Duration(in.NetworkRTTMs/1000), units.Duration((server-rep)/1000), units.Duration(ff/1000), units.Duration(wait/1000),
-		units.Duration(fastest/1000), units.Duration(round/1000))
-	// A write sent to a follower crosses the peer links twice more: the follower
-	// forwards the proposal to the leader, and answers only once the leader's
-	// next message tells it the entry is committed (raft's MsgProp, then the
-	// commit index on MsgApp or a heartbeat). When most endpoints are followers
-	// (clients balance round-robin over them), the median write is such a write.
-	if f, n := followerEndpoints(in.Run); n > 0 && 2*f > n {
-		round *= 2
-		obs += fmt.Sprintf(", twice that for a write through a follower (%d of %d endpoints)", f, n)
-	}
-	wait = min(wait, round)
-	share := min(wait/client, 1)
-	obs += fmt.Sprintf(" = %s of the client latency", pct(share))
+	share := min(round/client, 1)
+	obs := fmt.Sprintf("%s: the replication round (a linearizable read beyond its round trip, median of %d endpoints) %s = %s of the client p50 %s",
+		b.Op, len(in.Run.Network.Endpoints), units.Duration(round/1000), pct(share), units.Duration(client/1000))
 	switch {
-	case share < netShareWarn || wait < netOverServer*(server-rep):
+	case share < netShareWarn || (known && round < netOverServer*(server-rep)):
 		return Check{Severity: finding.OK, Observed: obs}
 	}
 	if busy, what := cpuBusy(in); busy >= limCPU.Warn {
-		return Check{Severity: finding.OK, Observed: obs + fmt.Sprintf("; %s CPU %s busy, so the rest may be queueing", what, pct(busy))}
+		return Check{Severity: finding.OK, Observed: obs + fmt.Sprintf("; %s CPU %s busy, so the round may be queueing", what, pct(busy))}
 	}
-	if wait >= peerRTTFailMs {
+	if round >= peerRTTFailMs {
 		return Check{Severity: finding.Fail, Observed: obs + "; every write waits for it"}
 	}
 	return Check{Severity: finding.Warn, Observed: obs + "; every write waits for it"}
+}
+
+// replicationRound is the median over the run's endpoints of the linearizable
+// read's time beyond its round trip (ms): the replication round the median
+// write pays (see replicationRule).
+func replicationRound(run *results.Run) (float64, bool) {
+	if run == nil || run.Network == nil || len(run.Network.Endpoints) == 0 {
+		return 0, false
+	}
+	var rounds []float64
+	for _, e := range run.Network.Endpoints {
+		rounds = append(rounds, e.PeerMs())
+	}
+	return stats.Median(rounds), true
 }
 
 // followerLinkRule grades the slowest endpoint's peer round (its linearizable
@@ -284,42 +278,4 @@ func cpuBusy(in *Input) (float64, string) {
 		busy, what = u, "generator"
 	}
 	return busy, what
-}
-
-// fastestMs is the fastest service time of op in the run, in milliseconds.
-func fastestMs(run *results.Run, op string) (float64, bool) {
-	o := run.FindOp(op)
-	if o == nil || o.ServiceHist == "" {
-		return 0, false
-	}
-	h, err := o.ServiceHist.Decode()
-	if err != nil || h.TotalCount() == 0 {
-		return 0, false
-	}
-	return float64(h.Min()) / 1000, true
-}
-
-// followerEndpoints counts the run's endpoints that are a follower's client URL,
-// of n endpoints; f is 0 when the member list says nothing of the leader.
-func followerEndpoints(run *results.Run) (f, n int) {
-	hostPort := func(u string) string {
-		if i := strings.Index(u, "://"); i >= 0 {
-			u = u[i+3:]
-		}
-		return strings.TrimSuffix(u, "/")
-	}
-	role := map[string]bool{} // host:port → is leader
-	known := false
-	for _, m := range run.Target.Members {
-		known = known || m.IsLeader
-		for _, u := range m.ClientURLs {
-			role[hostPort(u)] = m.IsLeader
-		}
-	}
-	for _, ep := range run.Target.Endpoints {
-		if leader, ok := role[hostPort(ep)]; ok && known && !leader {
-			f++
-		}
-	}
-	return f, len(run.Target.Endpoints)
 }

@@ -212,10 +212,11 @@ func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
 			r, ok2 := part(finding.PartReplication)
 			if in.PeersKnown && in.Peers > 0 {
 				// etcd samples peer RTT every 30 s, so the replication part is often
-				// unknown or stale: in a multi-member cluster the unexplained rest
-				// holds the replication round (see replicationRule).
-				rest, ok3 := part(finding.PartRest)
-				r, ok2 = r+rest, ok2 || ok3
+				// unknown or stale: the round measured through the endpoints counts
+				// instead (see replicationRule), never the unexplained rest.
+				if m, ok3 := replicationRound(in.Run); ok3 {
+					r, ok2 = m, true
+				}
 			}
 			v, ok = n+r, ok1 || ok2
 		}

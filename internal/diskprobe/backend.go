@@ -101,11 +101,11 @@ func writeAt(f *os.File, p []byte, off int64, rec *recorder) error {
 }
 
 func timedSync(fd int, rec *recorder) error {
-	t0 := time.Now()
+	t0, w0 := rec.syncStart()
 	if err := fdatasync(fd); err != nil {
 		return fmt.Errorf("backend pattern: fdatasync: %w", err)
 	}
-	rec.recordSync(time.Since(t0))
+	rec.recordSync(t0, w0)
 	return nil
 }
 

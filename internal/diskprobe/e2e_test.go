@@ -48,7 +48,7 @@ func runChild(cfgJSON string) int {
 }
 
 // TestE2EThrottledDisk is the ground truth for a slow disk: the same ext4 loop device, once
-// plain and once with a cgroup v1 blkio limit of 100 write IOPS on the probing process. The
+// plain and once with a cgroup limit of 100 write IOPS on the probing process. The
 // plain run must pass and the throttled one fail with a p99 far above 10 ms (about 100 ms was
 // seen here). Both grades are wide of the limits, so a busy machine does not flip them.
 func TestE2EThrottledDisk(t *testing.T) {

@@ -50,11 +50,12 @@ func fioProbe(ctx context.Context, dir string, cfg Config, deadline time.Time, r
 			return fmt.Errorf("fio pattern: write: %w", err)
 		}
 		rec.recordWrite(t1.Sub(t0), n)
+		t2, w2 := rec.syncStart()
 		if err := fdatasync(fd); err != nil {
 			return fmt.Errorf("fio pattern: fdatasync: %w", err)
 		}
+		rec.recordSync(t2, w2)
 		now = time.Now()
-		rec.recordSync(now.Sub(t1))
 	}
 	return ctx.Err()
 }

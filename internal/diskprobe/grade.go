@@ -52,9 +52,11 @@ func LimitFor(pattern string, blockSize int) Limit {
 // rule, the observed value and the source.
 func Grade(res results.DiskResult) (grade finding.Severity, reason string) {
 	lim := LimitFor(res.Pattern, res.BlockSize)
-	p99, n := res.Fdatasync.P99, res.Fdatasyncs
+	p99, n := res.SyncP99(), res.Fdatasyncs
 	if res.Commit != nil {
 		p99, n = res.Commit.P99, res.Commits
+	} else if note := res.WaitNote(); note != "" {
+		lim.Signal += " " + note
 	}
 	switch {
 	case p99 >= lim.LimitMs:

@@ -194,7 +194,9 @@ var probes = map[string]probe{
 // runOne runs a single pattern and builds its result.
 func runOne(ctx context.Context, tmp string, cfg Config, deadline time.Time, pattern string) (results.DiskResult, error) {
 	rec := newRecorder()
+	done := rec.onThread()
 	err := probes[pattern](ctx, tmp, cfg, deadline, rec)
+	done()
 	res, berr := rec.result(pattern, cfg)
 	return res, errors.Join(err, berr)
 }
@@ -211,8 +213,13 @@ func runEtcd(ctx context.Context, tmp string, cfg Config, deadline time.Time) (r
 	defer db.Close()
 	beCtx, stopBackend := context.WithCancel(ctx)
 	beErr := make(chan error, 1)
-	go func() { beErr <- commitLoop(beCtx, db, cfg, deadline, beRec) }()
+	go func() {
+		defer beRec.onThread()()
+		beErr <- commitLoop(beCtx, db, cfg, deadline, beRec)
+	}()
+	done := walRec.onThread()
 	werr := walProbe(ctx, tmp, cfg, deadline, walRec)
+	done()
 	stopBackend()
 	berr := <-beErr
 	if errors.Is(berr, context.Canceled) && ctx.Err() == nil {
@@ -230,14 +237,19 @@ func runEtcd(ctx context.Context, tmp string, cfg Config, deadline time.Time) (r
 // so they can sit in the timed loop.
 type recorder struct {
 	sync, write, commit *hdr.Histogram
-	writes, syncs       int64
-	bytes               int64
-	cuts                int
-	start, end          time.Time
+	// lessWait holds each fdatasync less its thread's CPU wait, and cpuWait
+	// sums those waits; both only where rq reads them (see runQueue).
+	lessWait      *hdr.Histogram
+	cpuWait       time.Duration
+	rq            *runQueue
+	writes, syncs int64
+	bytes         int64
+	cuts          int
+	start, end    time.Time
 }
 
 func newRecorder() *recorder {
-	return &recorder{sync: results.NewHist(), write: results.NewHist(), commit: results.NewHist()}
+	return &recorder{sync: results.NewHist(), write: results.NewHist(), commit: results.NewHist(), lessWait: results.NewHist()}
 }
 
 // us converts to whole microseconds, clamped to the histogram's range so a stall of
@@ -259,9 +271,24 @@ func (r *recorder) recordWrite(d time.Duration, n int) {
 	r.bytes += int64(n)
 }
 
-func (r *recorder) recordSync(d time.Duration) {
+// syncStart is what recordSync needs from before an fdatasync: the clock and
+// the thread's run-queue wait so far (read first, so the read is not timed).
+func (r *recorder) syncStart() (time.Time, time.Duration) {
+	w := r.rq.waited()
+	return time.Now(), w
+}
+
+// recordSync records the fdatasync begun at t0 (with the thread's wait then
+// at w0), and the part of it the thread did not spend waiting for a CPU.
+func (r *recorder) recordSync(t0 time.Time, w0 time.Duration) {
+	d := time.Since(t0)
 	_ = r.sync.RecordValue(us(d))
 	r.syncs++
+	if r.rq != nil {
+		w := min(max(r.rq.waited()-w0, 0), d)
+		r.cpuWait += w
+		_ = r.lessWait.RecordValue(us(d - w))
+	}
 }
 
 func (r *recorder) recordCommit(d time.Duration) { _ = r.commit.RecordValue(us(d)) }
@@ -295,6 +322,13 @@ func (r *recorder) result(pattern string, cfg Config) (results.DiskResult, error
 		return res, err
 	}
 	res.FdatasyncBuckets = results.EtcdBuckets(r.sync)
+	if r.rq != nil && r.lessWait.TotalCount() > 0 {
+		s := results.Summarize(r.lessWait)
+		res.FdatasyncLessWait, res.CPUWaitMs = &s, float64(r.cpuWait)/float64(time.Millisecond)
+		if res.LessWaitHist, err = results.EncodeHist(r.lessWait); err != nil {
+			return res, err
+		}
+	}
 	if pattern == PatternBackend {
 		s := results.Summarize(r.commit)
 		res.Commit, res.Commits = &s, r.commit.TotalCount()

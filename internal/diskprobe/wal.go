@@ -181,11 +181,11 @@ func (w *wal) sync() error {
 	if err := w.pw.flush(); err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
-	t0 := time.Now()
+	t0, w0 := w.pw.rec.syncStart()
 	if err := fdatasync(int(w.f.Fd())); err != nil {
 		return fmt.Errorf("fdatasync: %w", err)
 	}
-	w.pw.rec.recordSync(time.Since(t0))
+	w.pw.rec.recordSync(t0, w0)
 	return nil
 }
 
@@ -214,11 +214,11 @@ func (w *wal) cut(ctx context.Context, index uint64) error {
 	if err := os.Rename(newTail.Name(), path); err != nil {
 		return err
 	}
-	t0 := time.Now()
+	t0, w0 := w.pw.rec.syncStart()
 	if err := fsync(int(w.dirF.Fd())); err != nil {
 		return fmt.Errorf("fsync %s: %w", w.dir, err)
 	}
-	w.pw.rec.recordSync(time.Since(t0)) // etcd observes the directory fsync as a WAL fsync too
+	w.pw.rec.recordSync(t0, w0) // etcd observes the directory fsync as a WAL fsync too
 	// Reopen under the new name, as etcd does, and carry on at the same offset.
 	newTail.Close()
 	if w.f, err = os.OpenFile(path, os.O_WRONLY, 0); err != nil {

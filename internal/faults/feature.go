@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // Feature says why the machine cannot make a kind of fault, nil when it can: a
@@ -12,18 +11,17 @@ import (
 // caller treats such a skip as a failure.
 type Feature func() error
 
-// CgroupV1 is the feature of a cgroup v1 controller with one of its control
-// files, e.g. ("blkio", "blkio.throttle.write_iops_device").
-func CgroupV1(controller, file string) Feature {
+// CgroupController is the feature of limits of a cgroup controller named as in
+// v1, with one of its v1 control files, e.g. ("blkio",
+// "blkio.throttle.write_iops_device"): a v1 mount of it with that file, or a
+// cgroup v2 hierarchy with its v2 equivalent, as NewCgroup takes.
+func CgroupController(controller, file string) Feature {
 	return func() error {
 		if os.Geteuid() != 0 {
 			return errors.New("cgroup limits need root")
 		}
-		p := filepath.Join(CgroupRoot, controller, file)
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("no cgroup v1 %s controller with %s (cgroup v2 only?): %w", controller, file, err)
-		}
-		return nil
+		_, _, err := findCgroup(controller, file)
+		return err
 	}
 }
 

@@ -78,7 +78,7 @@ func Static(h *results.Host, disk results.DiskResult, t hardware.Tier) []finding
 		finding.Higher("CPU", fmt.Sprintf("%g CPUs", cpus), cpus, fmt.Sprintf("≥ %d CPUs", t.CPUs), float64(t.CPUs), hardware.TiersSource, cpus > 0),
 		finding.Higher("memory", fmt.Sprintf("%.1f GB", float64(h.MemoryBytes)/1e9), float64(h.MemoryBytes),
 			fmt.Sprintf("≥ %d GB (%.0f%% accepted)", t.MemoryBytes/1e9, hardware.MemorySlack*100), hardware.MemorySlack*float64(t.MemoryBytes), hardware.TiersSource, h.MemoryBytes > 0),
-		finding.Lower("disk fdatasync p99", units.Ms(disk.Fdatasync.P99), disk.Fdatasync.P99, "< "+units.Ms(rule.LimitMs), rule.LimitMs, rule.Source, disk.Fdatasyncs > 0, true),
+		finding.Lower("disk fdatasync p99", units.Ms(disk.SyncP99()), disk.SyncP99(), "< "+units.Ms(rule.LimitMs), rule.LimitMs, rule.Source, disk.Fdatasyncs > 0, true),
 		finding.Higher("sequential IOPS", fmt.Sprintf("%.0f", disk.IOPS), disk.IOPS, fmt.Sprintf("≥ %.0f", iops), iops, iopsSource, disk.Writes > 0),
 	}
 }

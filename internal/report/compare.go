@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etcdperf/etcdperf/internal/stats"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -134,8 +135,8 @@ func Compare(a, b *results.Run, opts CompareOptions) (*Comparison, error) {
 			var shift int
 			powered := false
 			if len(sa[k]) >= 2 && len(sb[k]) >= 2 {
-				p, dir := mannWhitney(sa[k], sb[k])
-				if d, ok := detectable(sa[k], sb[k], opts.Alpha); ok {
+				p, dir := stats.MannWhitney(sa[k], sb[k])
+				if d, ok := stats.Detectable(sa[k], sb[k], opts.Alpha); ok {
 					powered = true
 					row.PValue, shift = &p, dir
 					pct := 100 * d / math.Max(math.Abs(row.A), 1e-12)
@@ -178,7 +179,7 @@ func Compare(a, b *results.Run, opts CompareOptions) (*Comparison, error) {
 	}
 	if slices.ContainsFunc(c.Rows, func(r CompareRow) bool { return r.PValue == nil }) {
 		c.Notes = append(c.Notes, fmt.Sprintf("with so few seconds the test cannot reach p < %g whatever the change: nothing was detectable, no change is called a regression or small; run at least %d seconds each",
-			opts.Alpha, secondsNeeded(opts.Alpha)))
+			opts.Alpha, stats.SecondsNeeded(opts.Alpha)))
 	}
 	if slices.ContainsFunc(c.Rows, func(r CompareRow) bool { return r.Verdict == CompareUnderpowered }) {
 		c.Notes = append(c.Notes, fmt.Sprintf("underpowered: the change is within %g%%, but the smallest change the test could detect with these seconds is larger (DETECTABLE): this is not evidence of no change; run longer", opts.ThresholdPct))

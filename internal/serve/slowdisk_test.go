@@ -34,7 +34,7 @@ type tick struct {
 }
 
 // TestSlowDiskCanary is the canary against a member on a loop device whose
-// writes are throttled (cgroup v1 blkio, as the scenario matrix's disk rows):
+// writes are throttled (a cgroup write IOPS limit, as the scenario matrix's disk rows):
 // the disk verdict series turns to fail within two ticks after the throttle is
 // applied and back to ok within two ticks after it is lifted, and a real
 // Prometheus scraping serve with the rules k8s canary ships fires the disk alert.

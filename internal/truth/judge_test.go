@@ -23,6 +23,8 @@ func TestJudge(t *testing.T) {
 		}
 		return m
 	}
+	noEffect := &effect{p: 0.4, shiftMs: 0.1, baseMs: 5, n: 10, m: 10}
+	anEffect := &effect{p: 0.001, shiftMs: 2, baseMs: 5, n: 10, m: 10}
 	for _, c := range []struct {
 		name string
 		o    outcome
@@ -37,16 +39,11 @@ func TestJudge(t *testing.T) {
 		{"warn row failing", outcome{sc: diskWarn, status: "fail", bottleneck: "disk", bad: sev("disk", "fail")}, false, "expected disk (pass)"},
 		{"fault unnamed", outcome{sc: disk, status: "pass", bottleneck: "none", bad: sev()}, false, "expected disk"},
 		{"fault named cpu on a busy host", outcome{sc: disk, status: "fail", bottleneck: "cpu", bad: sev("cpu", "fail", "disk", "warn"), pressure: 0.9}, false, "false alarms"},
-		{"mild none within noise", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev(), p99: 10.5, base: baseRun{p99: 10, verdicts: []baseVerdict{{"none", "pass"}}}}, true, ""},
-		{"mild none over noise", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev(), p99: 11.5, base: baseRun{p99: 10, verdicts: []baseVerdict{{"none", "pass"}}}}, false, "over the baseline"},
-		{"mild none within the baseline's own spread", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev(), p99: 11.5, base: baseRun{p99: 10, spread: 0.2, verdicts: []baseVerdict{{"none", "pass"}}}}, true, ""},
-		{"mild none over the baseline's own spread", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev(), p99: 12.5, base: baseRun{p99: 10, spread: 0.2, verdicts: []baseVerdict{{"none", "pass"}}}}, false, "over the baseline"},
-		{"mild none without a baseline", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev(), p99: 10}, false, "no baseline"},
-		{"mild, the baseline's own warning within noise", outcome{sc: mild, status: "pass", bottleneck: "network", bad: sev("network", "warn"), p99: 10.5, base: baseRun{p99: 10, verdicts: []baseVerdict{{"network", "pass"}}}}, true, ""},
-		{"mild, the baseline's own warning over noise", outcome{sc: mild, status: "pass", bottleneck: "network", bad: sev("network", "warn"), p99: 15, base: baseRun{p99: 10, verdicts: []baseVerdict{{"network", "pass"}}}}, false, "over the baseline"},
-		{"mild, the warning of one of the baseline's two runs", outcome{sc: mild, status: "pass", bottleneck: "network", bad: sev("network", "warn"), p99: 10, base: baseRun{p99: 10, verdicts: []baseVerdict{{"none", "pass"}, {"network", "pass"}}}}, true, ""},
-		{"mild, a class neither baseline run had", outcome{sc: mild, status: "pass", bottleneck: "cpu", bad: sev("cpu", "warn"), p99: 10, base: baseRun{p99: 10, verdicts: []baseVerdict{{"none", "pass"}, {"network", "pass"}}}}, false, "expected disk"},
-		{"mild, another class than the baseline's", outcome{sc: mild, status: "pass", bottleneck: "network", bad: sev("network", "warn"), p99: 10, base: baseRun{p99: 10, verdicts: []baseVerdict{{"none", "pass"}}}}, false, "expected disk"},
+		{"mild none, no effect", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev()}, true, ""},
+		{"mild none, an effect", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev()}, false, "raised the clients' latency"},
+		{"mild none without a baseline", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev()}, false, "no baseline"},
+		{"mild, another class at warn", outcome{sc: mild, status: "pass", bottleneck: "network", bad: sev("network", "warn")}, false, "expected disk"},
+		{"mild none with a warning", outcome{sc: mild, status: "pass", bottleneck: "none", bad: sev("cpu", "warn")}, false, "expected disk"},
 		{"mild named at warn", outcome{sc: mild, status: "pass", bottleneck: "disk", bad: sev("disk", "warn")}, true, ""},
 		{"false alarm", outcome{sc: disk, status: "fail", bottleneck: "disk", bad: sev("disk", "fail", "memory", "fail")}, false, "memory fail"},
 		{"a consequence is no false alarm", outcome{sc: cpu, status: "fail", bottleneck: "cpu", bad: sev("cpu", "fail", "disk", "fail")}, true, ""},
@@ -59,7 +56,14 @@ func TestJudge(t *testing.T) {
 		{"skip where the feature is missing", outcome{sc: disk, skipped: "no blkio"}, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ok, why, alarms := c.o.judge()
+			eff := noEffect
+			switch {
+			case strings.Contains(c.name, "an effect"):
+				eff = anEffect
+			case strings.Contains(c.name, "without a baseline"):
+				eff = nil
+			}
+			ok, why, alarms := c.o.judge(eff)
 			if ok != c.ok {
 				t.Fatalf("judge = %v (%s, alarms %v), want %v", ok, why, alarms, c.ok)
 			}
@@ -148,25 +152,52 @@ func TestRows(t *testing.T) {
 	}
 }
 
-// TestSlowDisk: a miss that named the disk of a row whose fault is elsewhere
-// runs again; a disk row's, or one whose second class is the disk, does not.
-func TestSlowDisk(t *testing.T) {
-	network := &scenario{name: "network", class: finding.ClassNetwork, mild: true}
-	disk := &scenario{name: "disk", class: finding.ClassDisk}
-	valueDisk := &scenario{name: "value-size+disk", class: finding.ClassValueSize, also: finding.ClassDisk}
+// TestRowJudge: every run counts by one rule, the baseline's too; a split vote
+// fails; an effect needs significance and a rise.
+func TestRowJudge(t *testing.T) {
+	mild := &scenario{name: "quota/1m/64MiB", class: finding.ClassQuota, mild: true}
+	mild.base = &scenario{name: "baseline-of/quota"}
+	none := func(sc *scenario) *outcome {
+		return &outcome{sc: sc, status: "pass", bottleneck: "none", bad: map[finding.Class]finding.Severity{}}
+	}
+	named := func(sc *scenario, c string) *outcome {
+		return &outcome{sc: sc, status: "pass", bottleneck: c, bad: map[finding.Class]finding.Severity{finding.Class(c): finding.Warn}}
+	}
+	noEffect := &effect{p: 0.3, shiftMs: 0.2, baseMs: 8}
 	for _, tc := range []struct {
-		sc    *scenario
-		named string
-		want  bool
+		name string
+		r    row
+		ok   bool
+		why  string
 	}{
-		{network, "disk", true},
-		{network, "network", false},
-		{network, "none", false},
-		{disk, "disk", false},
-		{valueDisk, "disk", false},
+		{"none twice, no effect", row{sc: mild, runs: []*outcome{none(mild), none(mild)}, bases: []*outcome{none(mild.base), none(mild.base)}, effect: noEffect}, true, ""},
+		{"named twice", row{sc: mild, runs: []*outcome{named(mild, "quota"), named(mild, "quota")}, bases: []*outcome{none(mild.base), none(mild.base)}, effect: noEffect}, true, ""},
+		{"split vote", row{sc: mild, runs: []*outcome{none(mild), named(mild, "network")}, bases: []*outcome{none(mild.base), none(mild.base)}, effect: noEffect}, false, "split: right in 1 of 2"},
+		{"the baseline's false alarm", row{sc: mild, runs: []*outcome{none(mild), none(mild)}, bases: []*outcome{none(mild.base), named(mild.base, "network")}, effect: noEffect}, false, "its baseline's run 2"},
+		{"none with an effect", row{sc: mild, runs: []*outcome{none(mild), none(mild)}, bases: []*outcome{none(mild.base), none(mild.base)}, effect: &effect{p: 0.002, shiftMs: 1.5, baseMs: 8}}, false, "raised"},
+		{"a significant fall is no effect", row{sc: mild, runs: []*outcome{none(mild), none(mild)}, bases: []*outcome{none(mild.base), none(mild.base)}, effect: &effect{p: 0.002, shiftMs: -1.5, baseMs: 8}}, true, ""},
 	} {
-		if got := (&outcome{sc: tc.sc, bottleneck: tc.named}).slowDisk(); got != tc.want {
-			t.Errorf("%s named %s: slowDisk %v, want %v", tc.sc.name, tc.named, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			ok, why, _ := tc.r.judge()
+			if ok != tc.ok || !strings.Contains(why, tc.why) {
+				t.Errorf("judge = %v %q, want %v and a reason saying %q", ok, why, tc.ok, tc.why)
+			}
+		})
+	}
+}
+
+// TestMeasureEffect: the per-second p99s of the fault against the baseline's.
+func TestMeasureEffect(t *testing.T) {
+	secs := func(vs ...float64) *outcome { return &outcome{perSecond: vs} }
+	same := measureEffect([]*outcome{secs(5, 6, 5, 7, 6), secs(6, 5, 6, 5, 7)}, []*outcome{secs(6, 5, 7, 5, 6), secs(5, 6, 6, 7, 5)})
+	if same == nil || same.found() {
+		t.Errorf("alike seconds: %v, want no effect", same)
+	}
+	up := measureEffect([]*outcome{secs(5, 6, 5, 7, 6), secs(6, 5, 6, 5, 7)}, []*outcome{secs(9, 8, 10, 9, 8), secs(9, 10, 8, 9, 11)})
+	if up == nil || !up.found() || up.shiftMs < 2 {
+		t.Errorf("seconds 3 ms slower: %v, want an effect of about +3 ms", up)
+	}
+	if e := measureEffect([]*outcome{secs(5)}, []*outcome{secs(9, 9)}); e != nil {
+		t.Errorf("one baseline second: %v, want no test", e)
 	}
 }

@@ -8,19 +8,21 @@
 // as a user runs it. It prints a confusion table (expected class → named class,
 // with the verdict's status) and the false alarms, and fails on any miss.
 //
-// The judge is strict: each row asserts the class and the status its intensity
-// calls for; "none" is right for a fault only where the same matrix measured its
-// effect as noise (client p99 within 10% of the baseline of the same workload and
-// topology); a miss on a busy host is run again, twice at most, then fails; a
-// skip fails unless the machine lacks the fault's feature; and every run's file
-// is analyzed again (etcdperf analyze RUNFILE), which must give the same verdict.
+// The judge is strict and runs nothing twice: each row asserts the class and
+// the status its intensity calls for; a mild row runs twice, each run right
+// after a run of its baseline, and "none" is right for it only where the
+// Mann-Whitney test on the per-second client p99s finds no rise at p < 0.01
+// (docs/truth.md); every run counts, the baseline's too, so a split vote or a
+// baseline's false alarm is a miss; a skip fails unless the machine lacks the
+// fault's feature; and every run's file is analyzed again (etcdperf analyze
+// RUNFILE), which must give the same verdict.
 //
 // The matrix shows that the analyzer's rules generalise; it is not where they are
 // tuned: every threshold keeps its cited source (`etcdperf analyze --rules`), and
 // the scenarios are sized with wide margins either side of them, never on an edge.
 //
 // It runs only when asked (go test ./internal/truth -args -truth; make truth), as root,
-// since loop devices, mounts, cgroup v1 limits and network namespaces need it.
+// since loop devices, mounts, cgroup limits (v1 or v2) and network namespaces need it.
 // -only runs some rows (names, globs, prefixes), -list prints them.
 package truth
 

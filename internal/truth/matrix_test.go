@@ -20,6 +20,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/internal/faults"
+	"github.com/etcdperf/etcdperf/internal/stats"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -34,21 +35,16 @@ var (
 
 // Judging knobs. They describe the matrix, not the machine or a rule.
 const (
-	// busyHost is the host CPU pressure (PSI some share over the run, the cpu
-	// class's own warn level) at which other work crowds a scenario out: a miss
-	// measured then is run again, never accepted.
-	busyHost = 0.5
-	// attempts is how often a scenario runs at most: once, and twice more when a
-	// miss was measured on a busy host or disk, or when the fault missed its size.
-	attempts = 3
-	// noise is how much a fault may raise the client p99 over its baseline's and
-	// still count as unnoticeable, so that "none" is the right answer (issue 21);
-	// more where the baseline's two runs differed more (a p99 of 300 requests is
-	// their third slowest).
-	noise = 0.10
+	// pairs is how many runs a mild row makes, each right after a run of its
+	// baseline (baseline, fault, baseline, fault): interleaved, so that a drift
+	// of the machine weighs on both alike.
+	pairs = 2
+	// alpha is the significance at which the Mann-Whitney test on the
+	// per-second client p99s calls a mild fault's effect real (docs/truth.md).
+	alpha = 0.01
 )
 
-// outcome is what one scenario's verdict said.
+// outcome is what one run of a scenario said.
 type outcome struct {
 	sc         *scenario
 	status     string
@@ -58,64 +54,116 @@ type outcome struct {
 	summary    string
 	skipped    string
 	err        string // why the run or its re-analysis is wrong beside the verdict itself
-	wall       time.Duration
-	attempt    int
-	// unsized: the fault missed the size the row is about (its landed check),
-	// so the verdict says nothing of the row and it runs again.
-	unsized bool
 	// pressure is the host's CPU pressure over the measured window (PSI some
-	// share, from the run file); -1 unknown.
+	// share, from the run file); -1 unknown. Printed, never an excuse.
 	pressure float64
-	// p99 is the client p99 (ms) of the run's first op; base is its baseline's
-	// verdict and p99, zero when none was run.
-	p99  float64
-	base baseRun
+	// p99 is the client p99 (ms) of the run's first op, and perSecond that op's
+	// p99 in each second of the measured window.
+	p99       float64
+	perSecond []float64
 }
 
-// unnoticed judges a mild row whose verdict is what it would be without the
-// fault: right only while the fault left the client p99 within noise of the
-// baseline's (the higher of its two runs), by the larger of noise and the
-// spread of those two runs.
-func (o *outcome) unnoticed(what string) (bool, string, []string) {
-	band := max(noise, o.base.spread)
-	switch {
-	case o.base.p99 <= 0:
-		return false, what + " for a mild fault, and no baseline p99 to show its effect is noise", nil
-	case o.p99 > o.base.p99*(1+band):
-		return false, fmt.Sprintf("%s, but the client p99 %.2f ms is %.0f%% over the baseline's %.2f ms (noise is ≤ %.0f%%)",
-			what, o.p99, (o.p99/o.base.p99-1)*100, o.base.p99, band*100), nil
+// row is one scenario's runs: once, or pairs times beside as many runs of its
+// baseline for a mild row, and the test of the fault's effect they make.
+type row struct {
+	sc     *scenario
+	runs   []*outcome
+	bases  []*outcome // a mild row's baseline runs, interleaved with runs
+	effect *effect    // a mild row's: nil until both sides ran
+	wall   time.Duration
+}
+
+// effect is the Mann-Whitney test of a mild fault's per-second client p99s
+// against its baseline's: p, and the Hodges-Lehmann shift (ms) with the
+// baseline's median per-second p99 it is a share of.
+type effect struct {
+	p, shiftMs, baseMs float64
+	n, m               int // seconds of the baseline, of the fault
+}
+
+// found: the fault raised what clients see, beyond noise at alpha.
+func (e *effect) found() bool { return e.p < alpha && e.shiftMs > 0 }
+
+func (e *effect) String() string {
+	word := "no effect"
+	if e.found() {
+		word = "an effect"
 	}
-	return true, "", nil
-}
-
-// readsUnnoticed reports whether a mild row's verdict is the one it would have
-// without the fault: none, or a verdict one of its baseline's runs had (the
-// load's own warning, or the machine's: a follower's WAL fsync p99 in the 16–32
-// ms bucket named disk in one of two faultless runs of the 3-member quota row's
-// baseline in a CI run).
-func (o *outcome) readsUnnoticed() bool {
-	sc := o.sc
-	switch {
-	case !sc.mild:
-		return false
-	case o.bottleneck == finding.BottleneckNone && o.status == finding.StatusPass && len(o.bad) == 0:
-		return true
+	rel := ""
+	if e.baseMs > 0 {
+		rel = fmt.Sprintf(" (%+.0f%%)", 100*e.shiftMs/e.baseMs)
 	}
-	return o.base.p99 > 0 && o.bottleneck != string(sc.class) && slices.Contains(o.base.verdicts, baseVerdict{o.bottleneck, o.status})
+	return fmt.Sprintf("per-second p99 shift %+.2f ms%s over %d+%d s, Mann-Whitney p=%.3g: %s", e.shiftMs, rel, e.n, e.m, e.p, word)
 }
 
-func (o *outcome) busy() bool { return o.pressure >= busyHost }
-
-// slowDisk: the verdict named the disk of a row whose fault is elsewhere. The
-// rows' data dirs share this host's disk with the rest of the machine, and
-// the disk rules grade what it did then (a WAL fsync p99 over 10 ms); as on a
-// busy host, such a miss is run again, never accepted.
-func (o *outcome) slowDisk() bool {
-	disk := string(finding.ClassDisk)
-	return o.bottleneck == disk && string(o.sc.class) != disk && string(o.sc.also) != disk
+// measureEffect tests the runs' per-second p99s against the baselines'.
+func measureEffect(bases, runs []*outcome) *effect {
+	var a, b []float64
+	for _, o := range bases {
+		a = append(a, o.perSecond...)
+	}
+	for _, o := range runs {
+		b = append(b, o.perSecond...)
+	}
+	if len(a) < 2 || len(b) < 2 {
+		return nil
+	}
+	p, _ := stats.MannWhitney(a, b)
+	return &effect{p: p, shiftMs: stats.Shift(a, b), baseMs: stats.Median(a), n: len(a), m: len(b)}
 }
 
-// miss adds a reason the row is wrong beside its verdict.
+// judge says whether the row is right: every one of its runs, and every run of
+// its baseline, judged by the same rule. A row right in some runs and wrong in
+// others (a split vote) is a miss: the gate fails when the verdict is wrong,
+// and a verdict that comes out two ways is wrong one of them.
+func (r *row) judge() (ok bool, why string, alarms []string) {
+	for i, b := range r.bases {
+		if ok, why, al := b.judge(nil); !ok {
+			return false, fmt.Sprintf("its baseline's run %d (%s, %s): %s", i+1, b.bottleneck, b.status, why), al
+		}
+	}
+	if r.sc.mild && r.effect == nil && r.skipped() == "" {
+		return false, "a mild row needs its baseline's per-second p99s to judge a none", nil
+	}
+	right := 0
+	for _, o := range r.runs {
+		ok, w, al := o.judge(r.effect)
+		if ok {
+			right++
+			continue
+		}
+		if why == "" {
+			why, alarms = w, al
+		}
+	}
+	if right == len(r.runs) {
+		return true, "", nil
+	}
+	if right > 0 {
+		why = fmt.Sprintf("split: right in %d of %d runs; %s", right, len(r.runs), why)
+	}
+	return false, why, alarms
+}
+
+func (r *row) skipped() string {
+	if len(r.runs) > 0 {
+		return r.runs[0].skipped
+	}
+	return ""
+}
+
+// agreed counts the runs whose verdict (bottleneck and status) is the first run's.
+func (r *row) agreed() int {
+	n := 0
+	for _, o := range r.runs {
+		if o.bottleneck == r.runs[0].bottleneck && o.status == r.runs[0].status {
+			n++
+		}
+	}
+	return n
+}
+
+// miss adds a reason the run is wrong beside its verdict.
 func (o *outcome) miss(why string) {
 	if o.err != "" {
 		o.err += "; "
@@ -136,21 +184,20 @@ type verdictOut struct {
 	} `json:"ops"`
 }
 
-// judge says whether the outcome is right, why not, and which of its grades are
+// judge says whether one run is right, why not, and which of its grades are
 // false alarms.
 //
 //   - A baseline must pass with bottleneck none and no class at warn or fail.
 //   - A fault must be named as the bottleneck with the status its intensity calls
 //     for (pass: the class at warn; fail), with the second class the row names
 //     ranked after it, if any.
-//   - "none" is right for a mild fault only where the same matrix measured its
-//     effect as noise: client p99 within noise of the baseline of the same
-//     workload and topology (the lower of two tries, see attempt).
+//   - "none" is right for a mild fault only where the row's effect test found
+//     no effect on the clients' per-second p99 (see effect).
 //   - A fail of any class other than the expected one is a false alarm, except
 //     cluster context (health, version) and the classes a fault really loads.
 //   - The run's re-analysis (analyze RUNFILE) must agree with the run, and a
 //     skip is a miss where the machine has the fault's feature.
-func (o *outcome) judge() (ok bool, why string, alarms []string) {
+func (o *outcome) judge(eff *effect) (ok bool, why string, alarms []string) {
 	sc := o.sc
 	if o.err != "" {
 		return false, o.err, nil
@@ -177,11 +224,14 @@ func (o *outcome) judge() (ok bool, why string, alarms []string) {
 	if len(alarms) > 0 {
 		return false, "false alarms", alarms
 	}
-	if o.readsUnnoticed() {
-		if o.bottleneck == finding.BottleneckNone {
-			return o.unnoticed("none")
+	if sc.mild && o.bottleneck == finding.BottleneckNone && o.status == finding.StatusPass && len(o.bad) == 0 {
+		switch {
+		case eff == nil:
+			return false, "none for a mild fault, and no baseline to test its effect against", nil
+		case eff.found():
+			return false, "none, but the fault raised the clients' latency: " + eff.String(), nil
 		}
-		return o.unnoticed("the baseline's verdict (" + o.bottleneck + ")")
+		return true, "", nil
 	}
 	if o.bottleneck != string(sc.class) || o.status != sc.wantStatus() {
 		return false, fmt.Sprintf("expected %s (%s)", sc.class, sc.wantStatus()), nil
@@ -269,18 +319,19 @@ func TestMatrix(t *testing.T) {
 	}()
 	h := newHarness(t)
 	start := time.Now()
-	var outs []*outcome
+	var rows []*row
 	var mu sync.Mutex
 	runRow := func(t *testing.T, sc *scenario) {
-		o := &outcome{sc: sc}
+		r := &row{sc: sc}
 		mu.Lock()
-		outs = append(outs, o)
+		rows = append(rows, r)
 		mu.Unlock()
 		began := time.Now()
-		defer func() { o.wall = time.Since(began) }()
-		h.attempt(t, o)
-		if ok, why, alarms := o.judge(); !ok {
-			t.Errorf("MISS: %s; named %s (%s), ranked %v; false alarms %v: %s", why, o.bottleneck, o.status, o.ranked, alarms, o.summary)
+		h.measure(t, r)
+		r.wall = time.Since(began)
+		if ok, why, alarms := r.judge(); !ok {
+			last := r.runs[len(r.runs)-1]
+			t.Errorf("MISS: %s; named %s (%s), ranked %v; false alarms %v: %s", why, last.bottleneck, last.status, last.ranked, alarms, last.summary)
 		}
 	}
 	for _, sc := range all {
@@ -295,9 +346,9 @@ func TestMatrix(t *testing.T) {
 			}
 		}
 	})
-	sort.SliceStable(outs, func(i, j int) bool { return index(all, outs[i].sc) < index(all, outs[j].sc) })
-	if misses := report(os.Stdout, outs, time.Since(start)); misses > 0 {
-		t.Errorf("%d of %d rows missed (see the table above)", misses, len(outs))
+	sort.SliceStable(rows, func(i, j int) bool { return index(all, rows[i].sc) < index(all, rows[j].sc) })
+	if misses := report(os.Stdout, rows, time.Since(start)); misses > 0 {
+		t.Errorf("%d of %d rows missed (see the table above)", misses, len(rows))
 	}
 }
 
@@ -311,24 +362,10 @@ type harness struct {
 	loops chan *faults.Loop
 	mu    sync.Mutex
 	n     int
-	// bases are the baselines by name, run when a mild row first needs one.
-	bases map[string]baseRun
 }
-
-// baseRun is what a baseline's runs read: the higher client p99 of two (the top
-// of the run-to-run noise), how much higher it is than the other (spread), and
-// the verdict when both agreed on it.
-type baseRun struct {
-	p99, spread float64
-	// verdicts are the two runs' bottleneck and status: what the load reads
-	// here without the fault.
-	verdicts []baseVerdict
-}
-
-type baseVerdict struct{ bottleneck, status string }
 
 func newHarness(t *testing.T) *harness {
-	h := &harness{bin: *binFlag, loops: make(chan *faults.Loop, 2), bases: map[string]baseRun{}}
+	h := &harness{bin: *binFlag, loops: make(chan *faults.Loop, 2)}
 	if h.bin == "" {
 		h.bin = filepath.Join(t.TempDir(), "etcdperf")
 		out, err := exec.Command("go", "build", "-o", h.bin, "../../cmd/etcdperf").CombinedOutput()
@@ -356,32 +393,24 @@ func (h *harness) dir(t *testing.T, loop *faults.Loop) string {
 	return d
 }
 
-// attempt runs the scenario, again (at most attempts times in all) when it
-// missed on a busy host or its fault missed its size, fetches its baseline's p99
-// when a mild row read as unnoticed, and turns a skip into a miss where the
+// measure runs the row: once, or for a mild row pairs times, each right after
+// a run of its baseline. No run is repeated: a miss on a busy host is a miss,
+// and the host's CPU pressure is printed beside it. A skip is a miss where the
 // machine has the fault's feature.
-//
-// A mild row that read as unnoticed with its p99 over the noise band runs once
-// more, and the lower p99 of the two counts: a p99 of a few hundred requests is
-// their few slowest, so one stray hiccup of the machine moves it (a 64 MiB quota
-// over 18 MB, which etcd never consults on the request path, read 166% over its
-// baseline in one CI run). An effect of the fault shows in both tries.
-func (h *harness) attempt(t *testing.T, o *outcome) {
-	sc := o.sc
-	low := 0.0 // the first try's p99, when it read as unnoticed and over the band
-	for o.attempt = 1; ; o.attempt++ {
-		*o = outcome{sc: sc, attempt: o.attempt, pressure: -1}
-		var skipped bool
-		passed := t.Run(fmt.Sprintf("try%d", o.attempt), func(t *testing.T) {
-			defer func() { skipped = t.Skipped() }()
-			h.run(t, o, sc)
-		})
-		if !passed && o.err == "" {
-			o.err = "the scenario failed before its verdict (see the log)"
+func (h *harness) measure(t *testing.T, r *row) {
+	sc := r.sc
+	n := 1
+	if sc.mild {
+		n = pairs
+	}
+	for i := range n {
+		if sc.mild {
+			b := h.once(t, sc.base, fmt.Sprintf("baseline%d", i+1))
+			t.Logf("baseline %s: client p99 %.2f ms (%s, %s)", sc.base.name, b.p99, b.bottleneck, b.status)
+			r.bases = append(r.bases, b)
 		}
-		if skipped && o.skipped == "" {
-			o.skipped = "a fault helper skipped it (see the log)"
-		}
+		o := h.once(t, sc, fmt.Sprintf("run%d", i+1))
+		r.runs = append(r.runs, o)
 		if o.skipped != "" {
 			if err := sc.needs()(); err == nil {
 				o.err = "skipped although this machine has the fault's feature: " + o.skipped
@@ -390,62 +419,30 @@ func (h *harness) attempt(t *testing.T, o *outcome) {
 			}
 			return
 		}
-		if sc.mild && o.bottleneck != string(sc.class) && o.err == "" && sc.base != nil {
-			o.base = h.baseline(t, sc.base)
+	}
+	if sc.mild {
+		r.effect = measureEffect(r.bases, r.runs)
+		if r.effect != nil {
+			t.Logf("%s against %s: %s", sc.name, sc.base.name, r.effect)
 		}
-		if low > 0 && o.readsUnnoticed() {
-			o.p99 = min(o.p99, low)
-		}
-		ok, why, alarms := o.judge()
-		if len(alarms) > 0 {
-			why += " " + strings.Join(alarms, ", ")
-		}
-		noisy := !ok && o.err == "" && low == 0 && o.base.p99 > 0 && o.readsUnnoticed()
-		if ok || !(o.busy() || o.unsized || noisy || o.slowDisk()) || o.attempt == attempts {
-			switch {
-			case !ok && o.busy():
-				o.err = fmt.Sprintf("%s; the host stayed busy (CPU pressure %.0f%%) over %d attempts", why, o.pressure*100, attempts)
-			case !ok && o.slowDisk():
-				o.err = fmt.Sprintf("%s; the host's disk stayed slow over %d attempts", why, attempts)
-			}
-			return
-		}
-		if noisy {
-			low = o.p99
-		}
-		t.Logf("attempt %d missed (%s; host CPU pressure %.0f%%): once more", o.attempt, why, o.pressure*100)
 	}
 }
 
-// baseline runs base twice, once per matrix: two runs bound the noise of its p99.
-func (h *harness) baseline(t *testing.T, base *scenario) baseRun {
-	h.mu.Lock()
-	b, ok := h.bases[base.name]
-	h.mu.Unlock()
-	if ok {
-		return b
+// once runs sc as the subtest name and returns what it said.
+func (h *harness) once(t *testing.T, sc *scenario, name string) *outcome {
+	o := &outcome{sc: sc, pressure: -1}
+	var skipped bool
+	passed := t.Run(name, func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }()
+		h.run(t, o, sc)
+	})
+	if !passed && o.err == "" {
+		o.err = "the scenario failed before its verdict (see the log)"
 	}
-	for i := range 2 {
-		o := &outcome{sc: base, pressure: -1}
-		t.Run(fmt.Sprintf("baseline%d", i+1), func(t *testing.T) { h.run(t, o, base) })
-		t.Logf("baseline %s: client p99 %.2f ms (%s, %s)", base.name, o.p99, o.bottleneck, o.status)
-		if o.err != "" || o.skipped != "" {
-			return baseRun{}
-		}
-		b.verdicts = append(b.verdicts, baseVerdict{o.bottleneck, o.status})
-		if i == 0 {
-			b.p99 = o.p99
-			continue
-		}
-		if lo := min(b.p99, o.p99); lo > 0 {
-			b.spread = max(b.p99, o.p99)/lo - 1
-		}
-		b.p99 = max(b.p99, o.p99)
+	if skipped && o.skipped == "" {
+		o.skipped = "a fault helper skipped it (see the log)"
 	}
-	h.mu.Lock()
-	h.bases[base.name] = b
-	h.mu.Unlock()
-	return b
+	return o
 }
 
 // run prepares the scenario's target and fault, measures it with the etcdperf
@@ -453,7 +450,7 @@ func (h *harness) baseline(t *testing.T, base *scenario) baseRun {
 func (h *harness) run(t *testing.T, o *outcome, sc *scenario) {
 	loop := <-h.loops
 	defer func() { h.loops <- loop }()
-	env := &runEnv{t: t, h: h, loop: loop, dataDir: h.dir(t, loop), pressure: -1}
+	env := &runEnv{t: t, h: h, loop: loop, dataDir: h.dir(t, loop)}
 	defer env.close()
 	args := append([]string{}, sc.args...)
 	if sc.setup != nil {
@@ -463,9 +460,8 @@ func (h *harness) run(t *testing.T, o *outcome, sc *scenario) {
 			return
 		}
 		if env.unmade != "" {
-			// A fault that could not be sized (a calibration that did not land)
-			// is tried again, as one that landed outside its size.
-			o.err, o.pressure, o.unsized = env.unmade, env.pressure, true
+			// A fault that could not be made at its size is a miss of the row.
+			o.err = env.unmade
 			o.status, o.bottleneck = "error", "error"
 			t.Log(o.err)
 			return
@@ -499,10 +495,9 @@ func (h *harness) run(t *testing.T, o *outcome, sc *scenario) {
 	if run.HostCPUPressure != nil {
 		o.pressure = *run.HostCPUPressure
 	}
-	if sc.landed != nil {
-		if err := sc.landed(run); err != nil {
-			o.miss("the fault missed its size: " + err.Error())
-			o.unsized = true
+	if len(run.Ops) > 0 {
+		if o.perSecond, err = perSecondP99(&run.Ops[0]); err != nil {
+			o.miss(err.Error())
 		}
 	}
 	t.Logf("etcdperf %s → exit %d (host CPU pressure %.0f%%, p99 %.2f ms): %s", strings.Join(args, " "), code, o.pressure*100, o.p99, out.Verdict.Summary)
@@ -533,6 +528,22 @@ func (h *harness) run(t *testing.T, o *outcome, sc *scenario) {
 			t.Logf("record fixtures: %v", err)
 		}
 	}
+}
+
+// perSecondP99 is op's client p99 (ms) in each second of the measured window
+// that saw a request.
+func perSecondP99(op *results.Op) ([]float64, error) {
+	var out []float64
+	for _, iv := range op.Intervals {
+		h, err := iv.Response.Decode()
+		if err != nil {
+			return nil, fmt.Errorf("op %s: an interval's histogram: %w", op.Op, err)
+		}
+		if h.TotalCount() > 0 {
+			out = append(out, float64(h.ValueAtQuantile(99))/1000)
+		}
+	}
+	return out, nil
 }
 
 // read takes the verdict and grades of out.
@@ -630,9 +641,10 @@ func printRows(w io.Writer, all []*scenario) {
 	}
 }
 
-// report prints the confusion table, the scenario list and the false alarms, and
-// returns the number of misses.
-func report(w io.Writer, outs []*outcome, wall time.Duration) int {
+// report prints the confusion table, the rows with how many runs each took and
+// whether they agreed (the flake figure), the false alarms and the misses, and
+// returns the number of rows missed.
+func report(w io.Writer, rows []*row, wall time.Duration) int {
 	classes := []string{"none"}
 	for _, c := range finding.Classes {
 		if !c.Context() {
@@ -641,13 +653,7 @@ func report(w io.Writer, outs []*outcome, wall time.Duration) int {
 	}
 	type cell map[string]int // status → count
 	table := map[string]map[string]cell{}
-	var misses, alarms, skipped []string
-	for _, o := range outs {
-		if o.skipped != "" {
-			skipped = append(skipped, o.sc.name+": "+o.skipped)
-			continue
-		}
-		want := o.sc.want()
+	count := func(want string, o *outcome) {
 		if table[want] == nil {
 			table[want] = map[string]cell{}
 		}
@@ -655,15 +661,35 @@ func report(w io.Writer, outs []*outcome, wall time.Duration) int {
 			table[want][o.bottleneck] = cell{}
 		}
 		table[want][o.bottleneck][o.status]++
-		ok, why, al := o.judge()
+	}
+	var misses, alarms, skipped []string
+	runs, split := 0, 0
+	for _, r := range rows {
+		if s := r.skipped(); s != "" {
+			skipped = append(skipped, r.sc.name+": "+s)
+			continue
+		}
+		for _, o := range r.runs {
+			count(r.sc.want(), o)
+			runs++
+		}
+		for _, o := range r.bases {
+			count(finding.BottleneckNone, o)
+			runs++
+		}
+		if r.agreed() < len(r.runs) {
+			split++
+		}
+		ok, why, al := r.judge()
 		if !ok {
-			misses = append(misses, fmt.Sprintf("%s: want %s, named %s (%s), ranked %v — %s — %s", o.sc.name, o.sc.wantText(), o.bottleneck, o.status, o.ranked, why, o.summary))
+			last := r.runs[len(r.runs)-1]
+			misses = append(misses, fmt.Sprintf("%s: want %s, named %s (%s), ranked %v — %s — %s", r.sc.name, r.sc.wantText(), last.bottleneck, last.status, last.ranked, why, last.summary))
 		}
 		for _, a := range al {
-			alarms = append(alarms, o.sc.name+": "+a)
+			alarms = append(alarms, r.sc.name+": "+a)
 		}
 	}
-	fmt.Fprintf(w, "\nconfusion table: expected class (rows) → named bottleneck (columns), counts by verdict status (p pass, f fail, i invalid, e error)\n")
+	fmt.Fprintf(w, "\nconfusion table: expected class (rows) → named bottleneck (columns), every run counted (a mild row's baseline runs under none), by verdict status (p pass, f fail, i invalid, e error)\n")
 	fmt.Fprintf(w, "%-11s", "expected")
 	for _, c := range classes {
 		fmt.Fprintf(w, " %-11s", c)
@@ -685,29 +711,36 @@ func report(w io.Writer, outs []*outcome, wall time.Duration) int {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "\nscenarios\n")
-	for _, o := range outs {
+	fmt.Fprintf(w, "\nscenarios (runs: how many the row made, and how many named what the first did; +N baseline runs beside a mild row's)\n")
+	for _, r := range rows {
 		mark := "ok  "
-		if o.skipped != "" {
+		if r.skipped() != "" {
 			mark = "skip"
-		} else if ok, _, _ := o.judge(); !ok {
+		} else if ok, _, _ := r.judge(); !ok {
 			mark = "MISS"
 		}
-		extra := ""
-		if o.attempt > 1 {
-			extra += fmt.Sprintf("  %d attempts", o.attempt)
+		var named []string
+		for _, o := range r.runs {
+			named = append(named, o.bottleneck+" "+o.status)
 		}
-		if o.busy() {
-			extra += fmt.Sprintf("  host busy: CPU pressure %.0f%%", o.pressure*100)
-		}
-		if o.base.p99 > 0 {
-			var named []string
-			for _, v := range o.base.verdicts {
-				named = append(named, v.bottleneck)
+		extra := fmt.Sprintf("  runs %d, agreed %d/%d", len(r.runs), r.agreed(), len(r.runs))
+		if len(r.bases) > 0 {
+			var bn []string
+			for _, o := range r.bases {
+				bn = append(bn, o.bottleneck)
 			}
-			extra += fmt.Sprintf("  p99 %.2f ms vs baseline %.2f ms (%s)", o.p99, o.base.p99, strings.Join(named, ", "))
+			extra += fmt.Sprintf(" +%d baseline (%s)", len(r.bases), strings.Join(bn, ", "))
 		}
-		fmt.Fprintf(w, "  %s %-40s want %-28s named %-10s %-7s %5.1fs%s\n", mark, o.sc.name, o.sc.wantText(), o.bottleneck, o.status, o.wall.Seconds(), extra)
+		for _, o := range r.runs {
+			if o.pressure >= 0.5 {
+				extra += fmt.Sprintf("  host CPU pressure %.0f%%", o.pressure*100)
+				break
+			}
+		}
+		if r.effect != nil {
+			extra += "  " + r.effect.String()
+		}
+		fmt.Fprintf(w, "  %s %-40s want %-28s named %-22s %5.1fs%s\n", mark, r.sc.name, r.sc.wantText(), strings.Join(slices.Compact(named), " | "), r.wall.Seconds(), extra)
 	}
 	fmt.Fprintf(w, "\nfalse alarms: %d\n", len(alarms))
 	for _, a := range alarms {
@@ -723,7 +756,8 @@ func report(w io.Writer, outs []*outcome, wall time.Duration) int {
 			fmt.Fprintf(w, "  %s\n", s)
 		}
 	}
-	fmt.Fprintf(w, "%d scenarios in %s\n", len(outs), wall.Round(time.Second))
+	fmt.Fprintf(w, "flake figure: %d rows, %d runs, no run repeated; %d rows whose runs named two verdicts, %d rows missed\n", len(rows), runs, split, len(misses))
+	fmt.Fprintf(w, "%d scenarios in %s\n", len(rows), wall.Round(time.Second))
 	return len(misses)
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/etcdperf/etcdperf/internal/analyze"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/faults"
-	"github.com/etcdperf/etcdperf/results"
 )
 
 // scenario is one row of the matrix: a target, a fault of known cause and size
@@ -51,9 +50,6 @@ type scenario struct {
 	// disk already at ~100 ms): two of them may run at once, each on its own loop
 	// device. A mild row never is: its p99 is compared with a baseline's.
 	light bool
-	// landed, when set, checks in the run file that the fault had the size the
-	// row is about; a run where it did not is a miss (run again on a busy host).
-	landed func(*results.Run) error
 	// fixture: record the graded member's /metrics pair (-record).
 	fixture bool
 }
@@ -111,9 +107,9 @@ func cat(parts ...[]string) []string {
 
 // Features of the faults (what a skip must show is missing).
 var (
-	blkio    = faults.Features(faults.LoopDevices, faults.CgroupV1("blkio", "blkio.throttle.write_iops_device"))
-	cpuCg    = faults.CgroupV1("cpu", "cpu.cfs_quota_us")
-	memCg    = faults.CgroupV1("memory", "memory.limit_in_bytes")
+	blkio    = faults.Features(faults.LoopDevices, faults.CgroupController("blkio", "blkio.throttle.write_iops_device"))
+	cpuCg    = faults.CgroupController("cpu", "cpu.cfs_quota_us")
+	memCg    = faults.CgroupController("memory", "memory.limit_in_bytes")
 	netns    = faults.NetNamespaces
 	ssTool   = func() error { _, err := exec.LookPath("ss"); return err }
 	promNode = faults.Features(netns, cpuCg, func() error {
@@ -319,8 +315,8 @@ func scenarios() []*scenario {
 	add(&scenario{name: "remote/disk/iops=80", note: "blkio write IOPS limit 80 on a member in its own netns", class: finding.ClassDisk, status: finding.StatusFail,
 		args: putOpen, setup: remoteThrottle(80), feature: faults.Features(blkio, netns)})
 	// needs: resources (a WAL p99 inside the 8–16 ms bucket graded warn, with the bucket's bounds)
-	add(&scenario{name: "remote/disk/wal-p99=10-16ms", note: "fsyncs delayed so the WAL fsync p99 lands at 10–16 ms (calibrated on its own WAL fsync histogram), member in its own netns",
-		class: finding.ClassDisk, args: putOpen, setup: remoteSlowSync(), landed: walLanded(walBucket[0], walBucket[1]), feature: faults.Features(netns, faults.FUSE)})
+	add(&scenario{name: "remote/disk/fsync-delay=9ms", note: "every fsync of the WAL's disk held 9 ms (its fdatasync p50 measured with etcdperf disk), member in its own netns",
+		class: finding.ClassDisk, args: putOpen, setup: remoteSlowSync(9*time.Millisecond, 3*time.Millisecond), feature: faults.Features(netns, faults.FUSE)})
 	// needs: resources (with --prometheus, the member host's node_exporter series: CPU pressure; cAdvisor's throttling where it runs)
 	// Without cAdvisor the quota shows only as the host's PSI (the member's own
 	// cores, go_sched_gomaxprocs_threads, are not its quota): measured 62–66%
@@ -359,11 +355,8 @@ type runEnv struct {
 	eps []string
 	// prom is the Prometheus that grades the run (analyze --prometheus); "" for none.
 	prom string
-	// unmade says why setup could not make the fault on this host now (a
-	// calibration that did not land), and pressure is the host's CPU pressure
-	// meanwhile (-1 unknown): on a busy host the row runs again.
-	unmade   string
-	pressure float64
+	// unmade says why setup could not make the fault at the row's size.
+	unmade string
 	// graded is the /metrics member name (host:port) the fixture records.
 	graded string
 }

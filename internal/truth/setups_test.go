@@ -2,21 +2,18 @@ package truth
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/internal/analyze"
 	"github.com/etcdperf/etcdperf/internal/faults"
-	"github.com/etcdperf/etcdperf/internal/hardware"
-	"github.com/etcdperf/etcdperf/internal/metrics"
 	"github.com/etcdperf/etcdperf/internal/units"
-	"github.com/etcdperf/etcdperf/results"
 )
 
 // remoteMember starts one member in a network namespace of its own with env
@@ -136,98 +133,52 @@ func leaderChange(n int, after time.Duration) func(*runEnv) ([]string, string) {
 	}
 }
 
-// walBucket is the etcd histogram bucket (seconds) the 10–16 ms row's WAL fsync
-// p99 must land in: over etcd's 10 ms, inside its 8–16 ms bucket. walMean is
-// where the calibration steers the mean WAL fsync (each waits the delay once,
-// so the mean is the typical one, which a bucketed p99 cannot steer by),
-// leaving the run's p99 room above the bucket's lower bound and below its
-// upper one. Both size the fault (how slow the disk is), not a threshold.
-var (
-	walBucket = [2]float64{0.008, 0.016}
-	walMean   = [2]float64{0.0095, 0.0125}
-)
-
-// remoteSlowSync starts a remote member whose WAL (--wal-dir) is on a disk that
-// holds every flush for a delay, calibrated on the member's own WAL fsync
-// histogram under the row's load, the figure the row grades: a machine's speed
-// changes the delay, not the latency the row makes.
+// remoteSlowSync starts a remote member whose WAL (--wal-dir) is on a disk
+// that holds every flush for delay, and sizes the fault on the device itself:
+// etcdperf disk (the wal pattern) measures that disk's fdatasync first, and its
+// p50 must be the delay and no more than slack over it, or the fault is not of
+// the row's size (a miss, not a retry). The member's own WAL histogram, which
+// the rule grades, plays no part in making the fault.
 //
-// The backend stays on a fast disk. With WAL and backend on one slow disk, WAL
-// fsyncs also wait behind the backend's commits: the WAL's p99 was a few times
-// the delay (5 ms: mean 6.1 ms, p99 15.1 ms) and moved a whole bucket for a
-// tenth less delay (3.4 ms: 15.1 ms; 3.0 ms: 7.8 ms); calibrated on etcdperf
-// disk's p99, a CI run's landed in 4–8 ms.
-// Alone on a slow disk without a journal (see NewSlowSyncLoop), 266 of 267 WAL
-// fsyncs of a 10 ms delay fell in (8 ms, 16 ms].
-func remoteSlowSync() func(*runEnv) ([]string, string) {
+// The backend stays on a fast disk: with both on one slow disk, WAL fsyncs wait
+// behind the backend's commits too, and the WAL's p99 was a few times the
+// delay. Alone on a slow disk without a journal (see NewSlowSyncLoop), 266 of
+// 267 WAL fsyncs of a 10 ms delay fell in (8 ms, 16 ms].
+func remoteSlowSync(delay, slack time.Duration) func(*runEnv) ([]string, string) {
 	return func(e *runEnv) ([]string, string) {
-		loop, slow := faults.NewSlowSyncLoop(e.t, 1<<30, 10*time.Millisecond)
-		r, err := e.startRemote(nil, "--wal-dir="+filepath.Join(loop.Mount, "wal"))
+		loop, _ := faults.NewSlowSyncLoop(e.t, 1<<30, delay)
+		p50, p99, err := e.probeDisk(loop.Mount)
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if err := calibrate(e, r.url, slow); err != nil {
-			e.unmade = err.Error()
+		e.t.Logf("slow disk, fsync delay %s: etcdperf disk --pattern wal: fdatasync p50 %s, p99 %s", delay, units.Duration(p50), units.Duration(p99))
+		if d := time.Duration(p50 * float64(time.Second)); d < delay || d > delay+slack {
+			e.unmade = fmt.Sprintf("the slow disk's fdatasync p50 is %s, not its %s delay (+%s at most): the fault is not of the row's size", units.Duration(p50), delay, slack)
 			return nil, ""
+		}
+		if _, err := e.startRemote(nil, "--wal-dir="+filepath.Join(loop.Mount, "wal")); err != nil {
+			e.t.Fatal(err)
 		}
 		return e.endpoints(), ""
 	}
 }
 
-// calibrate tries up to six delays until the WAL fsync p99 lands in walBucket,
-// each scaled by how far the last try's mean WAL fsync was from the middle of
-// walMean, and a fifth lower at least after a p99 over the bucket, under 300
-// puts paced as the row's load (100/s). When none lands, the host's CPU
-// pressure over the tries is the run's; the row runs again either way.
-func calibrate(e *runEnv, url string, slow *faults.SlowSync) error {
-	var seen []string
-	psi := hardware.StartCPUPressure(os.DirFS("/"))
-	defer func() {
-		if share, ok := psi.Share(); ok {
-			e.pressure = share
-		}
-	}()
-	ctx := context.Background()
-	defer func() { _, _ = e.cli.Delete(ctx, "/calibrate/", clientv3.WithPrefix()) }()
-	for try := range 6 {
-		before := memberSnapshot(e, url)
-		var wg sync.WaitGroup
-		tick := time.NewTicker(10 * time.Millisecond)
-		for i := range 300 {
-			<-tick.C
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, _ = e.cli.Put(ctx, fmt.Sprintf("/calibrate/%d/%03d", try, i), "v")
-			}()
-		}
-		tick.Stop()
-		wg.Wait()
-		h, ok := analyze.Between(before, memberSnapshot(e, url)).HistDelta(metrics.WALFsync, nil)
-		q, qok := h.Quantile(0.99)
-		if !ok || !qok || h.Sum <= 0 {
-			return fmt.Errorf("no %s while calibrating the slow disk", metrics.WALFsync)
-		}
-		mean := h.Sum / h.Count
-		seen = append(seen, fmt.Sprintf("%s → mean %s, p99 %s", slow.Delay(), units.Duration(mean), q))
-		if q.Lo == walBucket[0] && q.Hi == walBucket[1] {
-			e.t.Logf("slow disk calibrated: %s", strings.Join(seen, ", "))
-			return nil
-		}
-		next := time.Duration(float64(slow.Delay()) * (walMean[0] + walMean[1]) / 2 / mean)
-		if q.Lo >= walBucket[1] {
-			// A tail over the bucket with the mean in its band (a noisy host's
-			// disk: 10 ms gave a mean of 12.2 ms and a p99 in 16-32 ms): the
-			// mean alone would hold the delay where it is.
-			next = min(next, slow.Delay()*4/5)
-		}
-		if next < 100*time.Microsecond {
-			break // the machine's own latency, not the delay: a busy host
-		}
-		slow.Set(next)
+// probeDisk measures dir's fdatasync with etcdperf disk, the wal pattern, for
+// 3 s: its p50 and p99 in seconds.
+func (e *runEnv) probeDisk(dir string) (p50, p99 float64, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, e.h.bin, "disk", "--dir", dir, "--pattern", "wal", "--duration", "3s", "-w", "json").Output()
+	if err != nil {
+		return 0, 0, fmt.Errorf("etcdperf disk --dir %s: %w", dir, err)
 	}
-	return fmt.Errorf("no fsync delay landed the member's WAL fsync p99 in (%s, %s]: %s",
-		units.Duration(walBucket[0]), units.Duration(walBucket[1]), strings.Join(seen, ", "))
+	var d struct {
+		Fdatasync struct{ P50, P99 float64 } `json:"fdatasync_ms"`
+	}
+	if err := json.Unmarshal(out, &d); err != nil {
+		return 0, 0, fmt.Errorf("etcdperf disk -w json: %w", err)
+	}
+	return d.Fdatasync.P50 / 1000, d.Fdatasync.P99 / 1000, nil
 }
 
 // memberSnapshot is one scrape of the member's /metrics.
@@ -241,37 +192,4 @@ func memberSnapshot(e *runEnv, url string) *analyze.Snapshot {
 		e.t.Fatal(err)
 	}
 	return s
-}
-
-// walLanded checks that the run's member really had a WAL fsync p99 in the
-// bucket (lo, hi] seconds: a slow-sync disk that a busy host pushed further is
-// a fault of another size, and its verdict says nothing about this row.
-func walLanded(lo, hi float64) func(*results.Run) error {
-	return func(run *results.Run) error {
-		var before, after *analyze.Snapshot
-		for _, sc := range run.Scrapes {
-			if sc.Error != "" {
-				continue
-			}
-			snap, err := analyze.Parse(sc.Text)
-			if err != nil {
-				return err
-			}
-			switch {
-			case sc.Phase == results.PhaseBefore:
-				before = snap
-			case sc.Phase == results.PhaseAfter && after == nil:
-				after = snap
-			}
-		}
-		h, ok := analyze.Between(before, after).HistDelta(metrics.WALFsync, nil)
-		if !ok {
-			return fmt.Errorf("no %s over the run", metrics.WALFsync)
-		}
-		q, ok := h.Quantile(0.99)
-		if !ok || q.Lo != lo || q.Hi != hi {
-			return fmt.Errorf("the member's WAL fsync p99 was %s, not in (%s, %s]", q, units.Duration(lo), units.Duration(hi))
-		}
-		return nil
-	}
 }

@@ -23,7 +23,7 @@ import (
 )
 
 // Ground truth for the resource classes: an etcd member in a process of its own,
-// limited for real by a cgroup v1 controller (blkio write IOPS, memory, CPU quota),
+// limited for real by a cgroup v1 or v2 controller (write IOPS, memory, CPU quota),
 // or the generator limited instead, driven by bench.Run as `etcdperf bench` drives
 // it. The verdict must name the limited resource; the same member without the
 // limit must not raise that alarm. Assertions are on classes and severities, never

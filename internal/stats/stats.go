@@ -1,19 +1,22 @@
-package report
+// Package stats holds the rank tests etcdperf decides "more than noise" with:
+// compare's regressions, the scenario matrix's "no effect", make compare's
+// fidelity. Pure functions on samples, no I/O.
+package stats
 
 import (
 	"math"
 	"sort"
 )
 
-// exactMaxN is the largest pooled sample for which mannWhitney computes the
+// exactMaxN is the largest pooled sample for which MannWhitney computes the
 // exact distribution; past it the normal approximation is within ~1e-3 of it.
 const exactMaxN = 50
 
-// mannWhitney tests whether b's values tend to be larger or smaller than a's
+// MannWhitney tests whether b's values tend to be larger or smaller than a's
 // (two-sided Mann-Whitney U test): exact for small samples (see exactRankSum),
 // the normal approximation otherwise. It returns the p-value and the direction
 // of the shift: +1 when b tends to be larger, -1 when smaller, 0 when neither.
-func mannWhitney(a, b []float64) (p float64, dir int) {
+func MannWhitney(a, b []float64) (p float64, dir int) {
 	if len(a) == 0 || len(b) == 0 {
 		return 1, 0
 	}
@@ -78,10 +81,10 @@ func exactRankSum(a, b []float64) (p float64, dir int) {
 	return math.Min(1, 2*math.Min(le, ge)/total), dir
 }
 
-// minExactP is the smallest two-sided p-value the exact test can give for
+// MinExactP is the smallest two-sided p-value the exact test can give for
 // samples of na and nb (complete separation, no ties): 2 / C(na+nb, na). When
 // it is not below the significance level, no change whatever can be detected.
-func minExactP(na, nb int) float64 {
+func MinExactP(na, nb int) float64 {
 	c := 1.0
 	for i := 1; i <= na; i++ {
 		c = c * float64(nb+i) / float64(i)
@@ -89,11 +92,11 @@ func minExactP(na, nb int) float64 {
 	return math.Min(1, 2/c)
 }
 
-// secondsNeeded is the fewest seconds each of two equal runs needs for the
+// SecondsNeeded is the fewest seconds each of two equal runs needs for the
 // exact test to be able to reach p < alpha at all.
-func secondsNeeded(alpha float64) int {
+func SecondsNeeded(alpha float64) int {
 	n := 1
-	for minExactP(n, n) >= alpha && n < 1000 {
+	for MinExactP(n, n) >= alpha && n < 1000 {
 		n++
 	}
 	return n
@@ -102,31 +105,33 @@ func secondsNeeded(alpha float64) int {
 // powerZ is z at 80% power, the conventional target for a smallest detectable change.
 const powerZ = 0.8416212335729143
 
-// detectable is the smallest shift of the per-second values that the test finds
+// Detectable is the smallest shift of the per-second values that the test finds
 // at alpha with 80% power, in units of the values: the t-test's
 // (z[1-α/2] + z[0.8])·σ·√(1/na + 1/nb), divided by √(3/π), the Mann-Whitney
 // test's efficiency relative to it on normal data (Lehmann, Nonparametrics,
 // 1975). σ is robust (1.4826 × the pooled median absolute deviation, each sample
 // about its own median), so a stalled second does not hide every smaller change.
 // ok is false when the exact test cannot reach alpha with these sample sizes.
-func detectable(a, b []float64, alpha float64) (shift float64, ok bool) {
-	if len(a) < 2 || len(b) < 2 || minExactP(len(a), len(b)) >= alpha {
+func Detectable(a, b []float64, alpha float64) (shift float64, ok bool) {
+	if len(a) < 2 || len(b) < 2 || MinExactP(len(a), len(b)) >= alpha {
 		return 0, false
 	}
 	var dev []float64
 	for _, xs := range [][]float64{a, b} {
-		m := median(xs)
+		m := Median(xs)
 		for _, x := range xs {
 			dev = append(dev, math.Abs(x-m))
 		}
 	}
-	sigma := 1.4826 * median(dev)
+	sigma := 1.4826 * Median(dev)
 	zAlpha := math.Sqrt2 * math.Erfinv(1-alpha)
 	se := math.Sqrt(1/float64(len(a)) + 1/float64(len(b)))
 	return (zAlpha + powerZ) * sigma * se / math.Sqrt(3/math.Pi), true
 }
 
-func median(xs []float64) float64 {
+// Median is the middle value of xs (the mean of the two middle ones for an even
+// count); xs is not changed.
+func Median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	n := len(s)
@@ -134,6 +139,23 @@ func median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Shift is the Hodges-Lehmann estimate of how much b's values lie above a's:
+// the median of every difference b[j] − a[i]. It is the effect size that goes
+// with the Mann-Whitney test (the shift the test's ranks estimate), and like
+// the test one outlying value moves it little.
+func Shift(a, b []float64) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	d := make([]float64, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			d = append(d, y-x)
+		}
+	}
+	return Median(d)
 }
 
 // midranks returns the ranks of a's then b's values in the pooled sample (ties
