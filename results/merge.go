@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -93,6 +94,7 @@ func Merge(runs []*Run, names []string) (*Run, error) {
 	out.Error = strings.Join(errs, "; ")
 	out.Host = commonHost(runs)
 	out.Scrapes = mergeScrapes(runs)
+	mergeConditions(out, runs)
 
 	for _, o := range first.Ops {
 		op, err := mergeOp(o.Op, runs, out.DurationS)
@@ -109,6 +111,46 @@ func Merge(runs []*Run, names []string) (*Run, error) {
 	}
 	out.InvalidReason = strings.Join(reasons, "; ")
 	return out, nil
+}
+
+// mergeConditions keeps what the workers measured beside their load, which
+// the verdict grades the merged run by: the round trips of the worker whose
+// client round trip is the median of theirs (each measured its own way to the
+// cluster; the median is the typical request's), the most contended host's CPU
+// pressure and busy share (its figures are in the merge), and every alarm any
+// worker read.
+func mergeConditions(out *Run, runs []*Run) {
+	var nets []*Network
+	for _, r := range runs {
+		if r.Network != nil {
+			nets = append(nets, r.Network)
+		}
+		out.HostCPUPressure = maxOf(out.HostCPUPressure, r.HostCPUPressure)
+		out.HostCPUBusy = maxOf(out.HostCPUBusy, r.HostCPUBusy)
+		for _, a := range r.Alarms {
+			if !slices.Contains(out.Alarms, a) {
+				out.Alarms = append(out.Alarms, a)
+			}
+		}
+		if r.Alarms != nil && out.Alarms == nil {
+			out.Alarms = []Alarm{} // read, and none raised
+		}
+	}
+	if len(nets) > 0 {
+		slices.SortStableFunc(nets, func(a, b *Network) int { return cmp.Compare(a.RTTMs(), b.RTTMs()) })
+		out.Network = nets[(len(nets)-1)/2]
+	}
+}
+
+// maxOf is the larger of two optional figures; nil when both are.
+func maxOf(a, b *float64) *float64 {
+	switch {
+	case a == nil:
+		return b
+	case b == nil || *a >= *b:
+		return a
+	}
+	return b
 }
 
 // checkAlike refuses runs that are not workers of one run.

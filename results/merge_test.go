@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -237,6 +238,39 @@ func TestMergeUnionWindowAndValidity(t *testing.T) {
 	}
 	if m.Valid || m.InvalidReason != "b.json: achieved 100 req/s of 250 target (40%)" {
 		t.Errorf("one invalid worker must invalidate the merge: %v %q", m.Valid, m.InvalidReason)
+	}
+}
+
+// TestMergeKeepsConditions: the merged run keeps what the verdict grades it
+// by beside the load: the median worker's round trips, the most contended
+// host's pressure, every alarm.
+func TestMergeKeepsConditions(t *testing.T) {
+	stream := sampleStream(900)
+	t0 := stream[0].done
+	f := func(v float64) *float64 { return &v }
+	var runs []*Run
+	for i, rtt := range []float64{0.4, 3, 0.2} {
+		r := workerRun(t, stream[i*300:(i+1)*300], i, 3, t0, t0.Add(10*time.Second))
+		r.Network = &Network{PingRTTMs: rtt, Endpoints: []EndpointRound{{Endpoint: fmt.Sprint(i), ReadMs: 1}}}
+		r.HostCPUPressure, r.HostCPUBusy = f(0.1*float64(i+1)), f(0.2*float64(i+1))
+		r.Alarms = []Alarm{}
+		runs = append(runs, r)
+	}
+	runs[2].Alarms = []Alarm{{Member: "m1", Type: "NOSPACE"}}
+	runs[1].HostCPUPressure = nil
+	m, err := Merge(runs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Network == nil || m.Network.PingRTTMs != 0.4 || m.Network.Endpoints[0].Endpoint != "0" {
+		t.Errorf("network %+v, want the median worker's (0.4 ms, its endpoints)", m.Network)
+	}
+	near := func(p *float64, v float64) bool { return p != nil && math.Abs(*p-v) < 1e-9 }
+	if !near(m.HostCPUPressure, 0.3) || !near(m.HostCPUBusy, 0.6) {
+		t.Errorf("pressure %v busy %v, want the most contended host's", m.HostCPUPressure, m.HostCPUBusy)
+	}
+	if len(m.Alarms) != 1 || m.Alarms[0].Type != "NOSPACE" {
+		t.Errorf("alarms %v, want the one a worker read", m.Alarms)
 	}
 }
 

@@ -29,7 +29,7 @@ const (
 const (
 	srcWatchLatency = "etcdperf: an event is sent when its put is applied, so its delivery (from the put's send) is graded against the run's own put service p99 (etcd publishes no watch threshold); floors from etcd's 100 ms expected request duration ('apply request took too long') and etcdctl check perf's 500 ms slowest request"
 	srcWatchMissed  = "etcd API guarantees (api_guarantees.md: watch events are ordered, unique and reliable — a watcher never misses a subsequence of events): a watcher that misses one is broken"
-	srcSlowWatchers = "etcd server/storage/mvcc (watchable_store.go: a watcher whose channel is full is moved to the unsynced victims and catches up later; etcd_debugging_mvcc_pending_events_total counts the events that waited)"
+	srcSlowWatchers = "etcd server/storage/mvcc (watchable_store.go: a watcher whose channel is full is moved to the unsynced victims and catches up later; etcd_debugging_mvcc_pending_events_total, a gauge, holds the events waiting now)"
 )
 
 // watchOps is the run's watch op and the put op that fed it; nil when the run
@@ -114,9 +114,9 @@ func ranOut(in *Input) string {
 	}
 	for _, w := range in.Members {
 		slow, _ := w.GaugeMax(metrics.SlowWatchers, nil)
-		pending, _ := w.CounterDelta(metrics.PendingEvents, nil)
+		pending, _ := w.GaugeMax(metrics.PendingEvents, nil)
 		if slow > 0 || pending > 0 {
-			return fmt.Sprintf("ran out: the network to the watchers (no CPU is busy, and %s held %.0f events for full watcher channels, %.0f slow watchers at most)",
+			return fmt.Sprintf("ran out: the network to the watchers (no CPU is busy, and %s held up to %.0f events for full watcher channels, %.0f slow watchers at most)",
 				in.describe(w.Member), pending, slow)
 		}
 	}
@@ -158,12 +158,12 @@ func slowWatchersRule(in *Input, lim Limits) Check {
 		return Check{} // no watch on this member: nothing to grade
 	}
 	obs := fmt.Sprintf("%.0f slow of %.0f watchers on %.0f streams (most in a scrape)", slow, watchers, streams)
-	pending, okP := in.W.CounterDelta(metrics.PendingEvents, nil)
+	pending, okP := in.W.GaugeMax(metrics.PendingEvents, nil)
 	sent, okS := in.W.CounterDelta(metrics.EventsSent, nil)
 	if okP && pending > 0 {
-		obs += fmt.Sprintf("; %.0f events waited for a full channel", pending)
+		obs += fmt.Sprintf("; up to %.0f events held for full channels in a scrape", pending)
 		if okS && sent > 0 {
-			obs += fmt.Sprintf(" of %.0f sent", sent)
+			obs += fmt.Sprintf(", %.0f sent over the run", sent)
 		}
 	}
 	return Check{Severity: lim.Grade(slow), Observed: obs}

@@ -20,7 +20,7 @@ func watchRun(watchP99, putP99 float64, missed int64, cpuSeconds float64) *resul
 func TestWatchRules(t *testing.T) {
 	watchers := func(slow, pending, sent float64) *mtext {
 		return etcdBase().gauge(metrics.WatchStreams, 10).gauge(metrics.Watchers, 100).gauge(metrics.SlowWatchers, slow).
-			counter(metrics.PendingEvents, pending).counter(metrics.EventsSent, sent)
+			gauge(metrics.PendingEvents, pending).counter(metrics.EventsSent, sent)
 	}
 	quiet := func() *Input { return in(t, watchers(0, 0, 0), watchers(0, 0, 1000)) }
 	for _, tc := range []struct {
@@ -48,7 +48,7 @@ func TestWatchRules(t *testing.T) {
 		}()), finding.Fail, "300 events still undelivered when the wait for them ended"},
 		{"any missed event fails", "missed or out-of-order", withRun(quiet(), watchRun(12, 10, 1, 1)), finding.Fail, "1 missed"},
 		{"none missed", "missed or out-of-order", withRun(quiet(), watchRun(12, 10, 0, 1)), finding.OK, "0 missed"},
-		{"slow watchers warn", "slow watchers", in(t, watchers(0, 0, 0), watchers(3, 200, 5000)), finding.Warn, "3 slow of 100 watchers on 10 streams (most in a scrape); 200 events waited for a full channel of 5000 sent"},
+		{"slow watchers warn", "slow watchers", in(t, watchers(0, 0, 0), watchers(3, 200, 5000)), finding.Warn, "3 slow of 100 watchers on 10 streams (most in a scrape); up to 200 events held for full channels in a scrape, 5000 sent over the run"},
 		{"no watcher on the member: not applicable", "slow watchers", in(t, etcdBase().gauge(metrics.SlowWatchers, 0), etcdBase().gauge(metrics.SlowWatchers, 0)), "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

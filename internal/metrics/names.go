@@ -45,8 +45,10 @@ const (
 )
 
 // Watch (server/storage/mvcc/metrics.go): gauges of the streams, watchers and
-// unsynced slow watchers now; PendingEvents only grows (events that waited
-// because a watcher's channel was full), EventsSent counts the events sent.
+// unsynced slow watchers now; PendingEvents is a gauge too despite its _total
+// (pendingEventsGauge: events held for full watcher channels now, added when a
+// watcher becomes a victim, taken off when they are sent); EventsSent counts
+// the events sent.
 const (
 	WatchStreams  = "etcd_debugging_mvcc_watch_stream_total"
 	Watchers      = "etcd_debugging_mvcc_watcher_total"
