@@ -16,9 +16,12 @@ import (
 var bigWindows = []http2.Setting{{ID: http2.SettingInitialWindowSize, Val: 1 << 30}, {ID: http2.SettingMaxFrameSize, Val: 1 << 20}}
 
 // blockWriter starts a put of 64 MiB on c, which the peer p does not read,
-// and returns once the put's writer holds the connection's write lock for
-// 100 ms on end (blocked in its syscall). The put's error goes to done.
-func blockWriter(t *testing.T, c *Conn, p *peer, done chan<- error) *transport {
+// and returns once the put's writer has held the connection's write lock for
+// 100 ms of wall time (blocked in its syscall), or once the put has already
+// ended (a keepalive may fail the connection before a slow host's polls see
+// 100 ms; its error is put back on done). Held time is wall time, not a count
+// of polls, because a loaded host (CI, -race) sleeps far past 5 ms.
+func blockWriter(t *testing.T, c *Conn, p *peer, done chan error) *transport {
 	t.Helper()
 	if err := p.fr.WriteWindowUpdate(0, 1<<30); err != nil {
 		t.Fatal(err)
@@ -27,18 +30,28 @@ func blockWriter(t *testing.T, c *Conn, p *peer, done chan<- error) *transport {
 	go func() {
 		done <- c.Invoke(context.Background(), "/etcdserverpb.KV/Put", &pb.PutRequest{Key: []byte("big"), Value: make([]byte, 64<<20)}, &pb.PutResponse{})
 	}()
-	for held, deadline := 0, time.Now().Add(20*time.Second); held < 20; time.Sleep(5 * time.Millisecond) {
+	var since time.Time
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the writer never blocked")
 		}
+		select {
+		case err := <-done:
+			done <- err
+			return tr
+		default:
+		}
 		if tr.wmu.TryLock() {
 			tr.wmu.Unlock()
-			held = 0
-		} else {
-			held++
+			since = time.Time{}
+			continue
+		}
+		if since.IsZero() {
+			since = time.Now()
+		} else if time.Since(since) >= 100*time.Millisecond {
+			return tr
 		}
 	}
-	return tr
 }
 
 func bigOpts() Options {
