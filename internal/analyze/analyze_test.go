@@ -133,6 +133,7 @@ func TestVerdict(t *testing.T) {
 	}
 	valid := &results.Run{Valid: true}
 	heldBackRun := &results.Run{Valid: false, InvalidReason: "sent 19 req/s of 20 target (95%)", Ops: []results.Op{{Op: "put", Unsent: 5}}}
+	lateRun := &results.Run{Valid: false, InvalidReason: "sent 41 req/s of 50 target (81%)", Ops: []results.Op{{Op: "put", LateStarts: 200}}}
 	for _, tc := range []struct {
 		name       string
 		run        *results.Run
@@ -152,6 +153,7 @@ func TestVerdict(t *testing.T) {
 		{"value size explains disk", valid, []finding.Finding{f(finding.ClassValueSize, finding.Fail), f(finding.ClassDisk, finding.Fail)}, finding.StatusFail, "value-size", "value-size,disk"},
 		{"saturated generator invalidates", valid, []finding.Finding{f(finding.ClassClient, finding.Fail), f(finding.ClassDisk, finding.Fail)}, finding.StatusInvalid, "client", "client,disk"},
 		{"clients held back behind failing values fail the run", heldBackRun, []finding.Finding{f(finding.ClassValueSize, finding.Fail), f(finding.ClassDisk, finding.Warn)}, finding.StatusFail, "value-size", "value-size,disk"},
+		{"clients late behind a starved cpu fail the run", lateRun, []finding.Finding{f(finding.ClassCPU, finding.Fail), f(finding.ClassWatch, finding.Fail)}, finding.StatusFail, "cpu", "cpu,watch"},
 		{"clients held back by a healthy member stay invalid", heldBackRun, []finding.Finding{f(finding.ClassDisk, finding.Warn)}, finding.StatusInvalid, "disk", "disk"},
 		{"clients held back and a saturated generator stay invalid", heldBackRun, []finding.Finding{f(finding.ClassValueSize, finding.Fail), f(finding.ClassClient, finding.Fail)}, finding.StatusInvalid, "client", "client,value-size"},
 		{"invalid run names the warning", &results.Run{Valid: false, InvalidReason: "achieved 80% of the target rate"}, []finding.Finding{f(finding.ClassDisk, finding.Warn)}, finding.StatusInvalid, "disk", "disk"},

@@ -201,6 +201,32 @@ func (w *Window) CounterDelta(name string, sel Labels) (float64, bool) {
 	return total, true
 }
 
+// Increases is CounterDelta for a counter whose count after a restart is no
+// event of the window: a drop (the process restarted) adds nothing, not even
+// the count it dropped to (a restarted member counts the leader it finds as a
+// leader change); the rises before and after it add up.
+func (w *Window) Increases(name string, sel Labels) (float64, bool) {
+	if !w.Usable() {
+		return 0, false
+	}
+	total, seen := 0.0, false
+	prev, prevOK := w.Snaps[0].Value(name, sel)
+	for _, s := range w.Snaps[1:] {
+		v, ok := s.Value(name, sel)
+		if !ok {
+			continue
+		}
+		if prevOK && v > prev {
+			total += v - prev
+		}
+		prev, prevOK, seen = v, true, true
+	}
+	if _, ok := w.Last().Value(name, sel); !ok || !seen {
+		return 0, false
+	}
+	return total, true
+}
+
 // Gauge is the value in the last scrape.
 func (w *Window) Gauge(name string, sel Labels) (float64, bool) {
 	s := w.Last()

@@ -40,12 +40,13 @@ var compound = map[string]string{
 	"client round trip / client p50 (measured RTT to the leader)":                                                                                       "share of the client p50, with floors",
 	"replication round / client p50 (multi-member writes; a linearizable read through each endpoint, beyond its round trip, median over the endpoints)": "share of the client p50, with floors and CPU",
 	"follower link / client p50 (linearizable read through each endpoint, beyond its round trip)":                                                       "share of the client p50, with floors",
-	"late starts / requests":                           "warns by share and by the generator's own state",
-	"has leader (" + metrics.HasLeader + ")":           "a flag in any scrape",
-	"members answering /metrics to the end of the run": "a member's scrapes that stopped",
-	"watch delivery p99 / put service p99 (run)":       "a ratio to the run's own put p99, with floors",
-	"NOSPACE alarm (Maintenance API alarm list)":       "a raised alarm",
-	"server version (" + metrics.ServerVersion + ")":   "a release against known problems",
+	"late starts / requests":                 "warns by share and by the generator's own state",
+	"has leader (" + metrics.HasLeader + ")": "a flag in any scrape",
+	"leader changes (" + metrics.LeaderChanges + " rises, the most any member saw; a restart's reset is none)": "a count against the mixin's rate, and what each change cost the clients",
+	"members answering /metrics to the end of the run":                                                         "a member's scrapes that stopped",
+	"watch delivery p99 / put service p99 (run)":                                                               "a ratio to the run's own put p99, with floors",
+	"NOSPACE alarm (Maintenance API alarm list)":                                                               "a raised alarm",
+	"server version (" + metrics.ServerVersion + ")":                                                           "a release against known problems",
 }
 
 // TestRuleLimits walks the rule table: every rule cites a source and has a

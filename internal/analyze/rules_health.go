@@ -135,8 +135,8 @@ func stallRule(in *Input, lim Limits) Check {
 	if who := stalledMember(in, st); who != "" {
 		obs += " " + who
 	}
-	if cost := clientCost(in.Run, st.At, st.End()); cost != "" && lim.Grade(st.Seconds) != finding.OK {
-		obs += "; " + cost
+	if cost, ok := clientCost(in.Run, st.At, st.End()); ok && lim.Grade(st.Seconds) != finding.OK {
+		obs += "; " + cost.String()
 	}
 	return Check{Severity: lim.Grade(st.Seconds), Observed: obs}
 }
@@ -219,23 +219,31 @@ func uniq(s []string) []string {
 	return out
 }
 
-// clientCost is what the clients saw in the seconds from..to: requests, errors
-// with their codes, and the response p99 of those seconds against the run's.
-func clientCost(run *results.Run, from, to time.Time) string {
+// spanCost is what the clients saw in a span of the run: the requests due in
+// its seconds (sent and held back), their errors and response p99, and the
+// run's p99 beside them.
+type spanCost struct {
+	from, to      time.Time
+	reqs, errs    int64
+	p99Ms, runP99 float64
+}
+
+// clientCost sums the run's per-second intervals that overlap from..to; false
+// when no request fell in them.
+func clientCost(run *results.Run, from, to time.Time) (spanCost, bool) {
+	c := spanCost{from: from, to: to}
 	h := results.NewHist()
-	var reqs, errs int64
-	var runP99 float64
 	for _, op := range run.Ops {
 		if op.Events > 0 || op.Watchers > 0 {
 			continue // watch events are not requests
 		}
-		runP99 = max(runP99, op.Latency.P99)
+		c.runP99 = max(c.runP99, op.Latency.P99)
 		for _, iv := range op.Intervals {
 			if iv.Start.Add(time.Second).Before(from) || iv.Start.After(to) {
 				continue
 			}
-			reqs += iv.Requests + iv.Unsent
-			errs += iv.Errors
+			c.reqs += iv.Requests + iv.Unsent
+			c.errs += iv.Errors
 			if iv.Response == "" {
 				continue
 			}
@@ -244,22 +252,45 @@ func clientCost(run *results.Run, from, to time.Time) string {
 			}
 		}
 	}
-	if reqs == 0 {
-		return ""
+	if c.reqs == 0 {
+		return c, false
 	}
-	s := results.Summarize(h)
-	return fmt.Sprintf("clients in %s..%s: %d requests, %d errors, response p99 %s (run p99 %s)",
-		from.UTC().Format("15:04:05"), to.UTC().Add(time.Second-1).Format("15:04:05"), reqs, errs, units.Ms(s.P99), units.Ms(runP99))
+	c.p99Ms = results.Summarize(h).P99
+	return c, true
 }
 
+func (c spanCost) String() string {
+	return fmt.Sprintf("clients in %s..%s: %d requests, %d errors, response p99 %s (run p99 %s)",
+		c.from.UTC().Format("15:04:05"), c.to.UTC().Add(time.Second-1).Format("15:04:05"), c.reqs, c.errs, units.Ms(c.p99Ms), units.Ms(c.runP99))
+}
+
+// felt: the clients paid for the span past what etcd calls a healthy request,
+// with errors or with responses slower than etcd's slow-request bound.
+func (c spanCost) felt() bool { return c.errs > 0 || c.p99Ms >= slowRequestMs }
+
+// slowRequestMs is etcd's expected request duration: past it the server logs
+// "request took too long" (etcd server, warnApplyDuration 100 ms).
+const slowRequestMs = 100.0
+
+// mixinLeaderChanges per mixinLeaderWindow: the etcd mixin's
+// etcdHighNumberOfLeaderChanges alert (increase over 15 minutes ≥ 4).
+const (
+	mixinLeaderChanges = 4
+	mixinLeaderWindow  = 15 * time.Minute
+)
+
 // leaderChangesRule grades the leader changes of the window, the most any member
-// counted (each counts the changes it saw), with their timeline from the scrapes
-// during the run (which member led at each) and what the clients saw meanwhile.
-func leaderChangesRule(in *Input, lim Limits) Check {
+// counted (each counts the changes it saw; a restarted member's counter starts
+// over, which is no change), with their timeline from the scrapes during the run
+// (which member led at each) and what the clients saw meanwhile. A change the
+// clients did not feel is a warning (a planned transfer, as a rolling restart
+// makes); it fails when the clients paid for it (errors, a stall, responses past
+// etcd's slow-request bound in its span) or at the etcd mixin's rate.
+func leaderChangesRule(in *Input, _ Limits) Check {
 	var most float64
 	known := false
 	for _, w := range in.Members {
-		if d, ok := w.CounterDelta(metrics.LeaderChanges, nil); ok {
+		if d, ok := w.Increases(metrics.LeaderChanges, nil); ok {
 			most, known = max(most, d), true
 		}
 	}
@@ -272,18 +303,33 @@ func leaderChangesRule(in *Input, lim Limits) Check {
 		}
 		return unknown("%s absent", metrics.LeaderChanges)
 	}
-	obs := fmt.Sprintf("%.0f", most)
-	if most > 0 {
-		if tl := leaderTimeline(in); tl != "" {
-			obs += ": " + tl
-		}
+	if most == 0 {
+		return Check{Severity: finding.OK, Observed: "0"}
 	}
-	return Check{Severity: lim.Grade(most), Observed: obs}
+	obs := fmt.Sprintf("%.0f", most)
+	tl, felt := leaderTimeline(in)
+	if tl != "" {
+		obs += ": " + tl
+	}
+	// The mixin's rate over the window, and never fewer than its count: a run
+	// shorter than 15 minutes fails at 4.
+	span := in.Members[0].Last().Time.Sub(in.Members[0].Snaps[0].Time)
+	rate := mixinLeaderChanges * max(1, span.Seconds()/mixinLeaderWindow.Seconds())
+	switch {
+	case most >= rate:
+		return Check{Severity: finding.Fail, Observed: obs + fmt.Sprintf("; at the etcd mixin's alerting rate (%d in %s)", mixinLeaderChanges, units.Duration(mixinLeaderWindow.Seconds()))}
+	case felt:
+		return Check{Severity: finding.Fail, Observed: obs + "; the clients paid for it"}
+	case in.Run == nil:
+		return Check{Severity: finding.Warn, Observed: obs + "; what the clients saw is not known (no run file)"}
+	}
+	return Check{Severity: finding.Warn, Observed: obs + fmt.Sprintf("; the clients saw no error, no stall and no response past etcd's %s slow-request bound", units.Duration(slowRequestMs/1000))}
 }
 
 // leaderTimeline lists, from consecutive scrapes, where the leadership moved or
-// was lost, and what the clients saw in each such span.
-func leaderTimeline(in *Input) string {
+// was lost, and what the clients saw in each such span; felt when they paid
+// for one (see spanCost.felt, and a stall as long as the election timeout).
+func leaderTimeline(in *Input) (timeline string, felt bool) {
 	type change struct {
 		from, to time.Time
 		what     []event
@@ -345,14 +391,16 @@ func leaderTimeline(in *Input) string {
 		if in.Run != nil {
 			if st := in.Run.Stall; st != nil && st.Seconds >= limStall.Fail && !st.At.After(c.to) && !st.End().Before(c.from) {
 				p += fmt.Sprintf("; in it the clients had no reply for %s from %s", units.Duration(st.Seconds), clock(st.At))
+				felt = true
 			}
-			if cost := clientCost(in.Run, c.from, c.to); cost != "" {
-				p += " (" + cost + ")"
+			if cost, ok := clientCost(in.Run, c.from, c.to); ok {
+				p += " (" + cost.String() + ")"
+				felt = felt || cost.felt()
 			}
 		}
 		parts = append(parts, p)
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "; "), felt
 }
 
 // event is one line of a leader change, ranked for reading.

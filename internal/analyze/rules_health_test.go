@@ -167,6 +167,40 @@ func TestLeaderChangeTimeline(t *testing.T) {
 	}
 }
 
+// TestLeaderChangeGradedByCost: one planned transfer the clients did not feel
+// is a warning with its timeline, and the run passes; a restarted member whose
+// counter starts over saw no change; four changes in a minute are the etcd
+// mixin's alerting rate and fail, felt or not.
+func TestLeaderChangeGradedByCost(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 21, 0, 0, 0, time.UTC)
+	eps := []string{"127.0.0.1:2379", "127.0.0.1:22379", "127.0.0.1:32379"}
+	for _, tc := range []struct {
+		name    string
+		changes func(m, i int) float64
+		sev     finding.Severity
+		status  string
+		want    string
+	}{
+		{"one transfer", func(_, i int) float64 { return 1 + float64(min(i/6, 1)) }, finding.Warn, finding.StatusPass, "no error, no stall and no response past"},
+		{"a restart's reset", func(m, i int) float64 {
+			if m == 2 && i >= 6 {
+				return 1 // restarted: its counter starts over at the leader it found
+			}
+			return 3
+		}, finding.OK, finding.StatusPass, "within thresholds"},
+		{"four in a minute", func(_, i int) float64 { return 1 + float64(min(i/2, 4)) }, finding.Fail, finding.StatusFail, "at the etcd mixin's alerting rate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := healthRun(t0, eps, func(m, i int) string { return member(m == 0, tc.changes(m, i)) })
+			rep, _ := Run(run, Options{})
+			f := findingOf(t, rep, finding.ClassElection)
+			if f.Severity != tc.sev || rep.Verdict.Status != tc.status || !strings.Contains(f.Summary, tc.want) {
+				t.Errorf("election %s (%s), verdict %s; want %s, %s, saying %q", f.Severity, f.Summary, rep.Verdict.Status, tc.sev, tc.status, tc.want)
+			}
+		})
+	}
+}
+
 // TestLostMember: a member whose scrapes fail from some point on is named with
 // its last good scrape and the error; the run's findings are still made.
 func TestLostMember(t *testing.T) {

@@ -190,7 +190,9 @@ func TestRules(t *testing.T) {
 
 		// health
 		{"no leader fails", "has leader", in(t, etcdBase(), newText().gauge(metrics.HasLeader, 0)), finding.Fail, "1 of 2"},
-		{"a leader change fails", "leader changes", in(t, counter(metrics.LeaderChanges, 1), counter(metrics.LeaderChanges, 2)), finding.Fail, "1"},
+		{"a leader change without a run warns", "leader changes", in(t, counter(metrics.LeaderChanges, 1), counter(metrics.LeaderChanges, 2)), finding.Warn, "1"},
+		{"four leader changes fail", "leader changes", in(t, counter(metrics.LeaderChanges, 1), counter(metrics.LeaderChanges, 5)), finding.Fail, "mixin"},
+		{"a counter reset is no change", "leader changes", in(t, counter(metrics.LeaderChanges, 7), counter(metrics.LeaderChanges, 1)), finding.OK, "0"},
 		{"failed proposals warn", "failed proposals", in(t, counter(metrics.ProposalsFailed, 0), counter(metrics.ProposalsFailed, 2)), finding.Warn, "2"},
 		{"slow read indexes warn", "slow read indexes", in(t, counter(metrics.SlowReadIndex, 0), counter(metrics.SlowReadIndex, 1)), finding.Warn, "1"},
 		{"heartbeat failures warn", "heartbeat send failures", in(t, counter(metrics.HeartbeatFailures, 0), counter(metrics.HeartbeatFailures, 1)), finding.Warn, "1"},

@@ -55,8 +55,8 @@ func verdict(run *results.Run, fs []finding.Finding) finding.Verdict {
 	if invalid && len(fails) > 0 && fails[0].Class == finding.ClassQuota {
 		invalid = false // the quota explains the missing load
 	}
-	// Requests held back because every client waited on a reply are the server's
-	// shortfall once a server class fails: 4 clients cannot carry 20 puts/s of
+	// Requests held back (late or never sent) because every client waited on a
+	// reply are the server's shortfall once a server class fails: 4 clients cannot carry 20 puts/s of
 	// 1 MB values that each take 250 ms, and the value size says why. Without
 	// such a class (2 clients at 100,000/s on a healthy member) they are the
 	// generator's, and the run stays invalid.
@@ -235,11 +235,13 @@ func classList(fs []finding.Finding) string {
 	return strings.Join(s, ", ")
 }
 
-// heldBack reports whether requests of the run were due but never sent because
-// every client was waiting on a reply.
+// heldBack reports whether requests of the run waited for a client: sent late
+// or never sent because every client was waiting on a reply. (A pacer that woke
+// late makes late starts too; the client class grades that, and its failing
+// keeps the run invalid.)
 func heldBack(run *results.Run) bool {
 	for _, o := range run.Ops {
-		if o.Unsent > 0 {
+		if o.Unsent > 0 || o.LateStarts > 0 {
 			return true
 		}
 	}

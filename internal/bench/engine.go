@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/etcdperf/etcdperf/internal/units"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -340,18 +341,20 @@ func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, w
 		// late and held back past the grace alike count, over the schedule they
 		// were due in (late sends within the grace may outlast it).
 		kept := results.RateKept(achieved, cfg.Rate)
-		// Only where the clients could carry the rate at etcd's own
-		// slow-request bound (4 clients at 20/s may each wait 200 ms a request):
-		// then only a server slower than that held them back; or behind a stall,
-		// for the requests due while it lasted. Clients too few for the rate at
-		// any latency etcd calls healthy (2 clients at 100,000/s) are the
-		// generator's shortfall, and the run is invalid, stall or not.
+		// Only where the server was slower than etcd's own slow-request bound:
+		// the clients could carry the rate at that bound (4 clients at 20/s may
+		// each wait 200 ms a request), or the measured mean service time was
+		// past it (busy clients carry Workers/mean a second, Little's law); or
+		// behind a stall, for the requests due while it lasted. Clients too few
+		// for the rate at a latency etcd calls healthy (2 clients at 100,000/s)
+		// are the generator's shortfall, and the run is invalid, stall or not.
 		stalled := run.Stall != nil && run.Stall.Seconds >= results.StallSeconds
-		carried := time.Duration(float64(cfg.Workers)/cfg.Rate*float64(time.Second)) >= SlowRequest
-		if sched := e.sched.end - cfg.Warmup; !kept && (stalled || carried) && sched > 0 {
+		budget := time.Duration(float64(cfg.Workers) / cfg.Rate * float64(time.Second))
+		slow := budget >= SlowRequest || e.meanService() >= SlowRequest
+		if sched := e.sched.end - cfg.Warmup; !kept && (stalled || slow) && sched > 0 {
 			span := min(window, sched)
 			held := unsent
-			if !carried {
+			if !slow {
 				held = min(unsent, int64(math.Ceil(cfg.Rate*stallOverlap(run.Stall, span))))
 			}
 			kept = results.RateKept(float64(r.pacedReq+held)/span.Seconds(), cfg.Rate)
@@ -362,8 +365,24 @@ func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, w
 			if unsent > 0 {
 				run.InvalidReason += fmt.Sprintf("; %d requests due were never sent because all %d clients were waiting on replies, and they do not make up the shortfall", unsent, cfg.Workers)
 			}
+			if !slow {
+				run.InvalidReason += fmt.Sprintf("; %d clients at %g/s leave each request %s, under etcd's %s slow-request bound: raise --clients to %d or more",
+					cfg.Workers, cfg.Rate, units.Duration(budget.Seconds()), units.Duration(SlowRequest.Seconds()), int(math.Ceil(cfg.Rate*SlowRequest.Seconds())))
+			}
 		}
 	}
+}
+
+// meanService is the mean service time of the successful paced requests.
+func (e *engine) meanService() time.Duration {
+	var m results.Moments
+	for i := range e.rec.ops {
+		m.Merge(e.rec.ops[i].okSvc)
+	}
+	if m.Count == 0 {
+		return 0
+	}
+	return time.Duration(m.SumNs / m.Count)
 }
 
 // stallOverlap is how many seconds of the measured schedule (span long) the

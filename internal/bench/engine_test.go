@@ -347,3 +347,31 @@ func TestSlowServerShortfall(t *testing.T) {
 		})
 	}
 }
+
+// TestFewClientsShortfall: two clients at 40/s may each wait 50 ms, under
+// etcd's slow-request bound. A server answering in 150 ms (past the bound, as
+// the service times measure) held them back: the run stays valid. One answering
+// in 30 ms is healthy, and the two clients are too few: invalid, saying how many
+// would carry the rate.
+func TestFewClientsShortfall(t *testing.T) {
+	for _, c := range []struct {
+		took  time.Duration
+		rate  float64
+		valid bool
+	}{{150 * time.Millisecond, 40, true}, {30 * time.Millisecond, 100, false}} {
+		t.Run(c.took.String(), func(t *testing.T) {
+			op := func(context.Context, uint64) Outcome { time.Sleep(c.took); return Outcome{} }
+			var run results.Run
+			cfg := Config{Workers: 2, Rate: c.rate, Duration: 2 * time.Second, Prefix: DefaultPrefix, KV: fakeKV{}}
+			if err := Run(context.Background(), cfg, fakeWorkload{op}, &run); err != nil {
+				t.Fatal(err)
+			}
+			if run.Valid != c.valid {
+				t.Errorf("valid %v (%s), want %v", run.Valid, run.InvalidReason, c.valid)
+			}
+			if !c.valid && !strings.Contains(run.InvalidReason, "raise --clients to 10") {
+				t.Errorf("reason %q: should say how many clients carry 100/s at 100 ms", run.InvalidReason)
+			}
+		})
+	}
+}

@@ -264,8 +264,9 @@ func scenarios() []*scenario {
 	}
 
 	// network: a delay proxy between client and leader, each way. The round-trip
-	// rule warns at any size (fail only at ≥ 150 ms): every row passes with the
-	// network named.
+	// rule warns at any size over the server's own time (fail only at ≥ 150 ms):
+	// every row passes with the network named; 1 ms on three members, whose p50
+	// is twice one member's, is the mild edge.
 	for _, d := range []struct {
 		ms   int
 		mild bool
@@ -330,8 +331,10 @@ func scenarios() []*scenario {
 	// needs: stalls (the longest span without a reply, ≥ 1 s, named and failing)
 	add(&scenario{name: "stall/1m/sigstop=2.5s", note: "SIGSTOP for 2.5 s, 4 s into the run", class: finding.ClassStall, status: finding.StatusFail,
 		args: stallLoad, setup: stall(1, 4*time.Second, 2500*time.Millisecond)})
-	// needs: stalls (leader changes named with their timeline and cost)
-	add(&scenario{name: "leader-change/3m/move-leader", note: "MoveLeader to a follower 4 s into the run", class: finding.ClassElection, status: finding.StatusFail,
+	// needs: stalls (leader changes named with their timeline and cost). A
+	// planned transfer the clients do not feel past etcd's slow-request bound is
+	// a warning (the mixin alerts at 4 changes in 15 min), and the run passes.
+	add(&scenario{name: "leader-change/3m/move-leader", note: "MoveLeader to a follower 4 s into the run", class: finding.ClassElection, status: finding.StatusPass,
 		args: stallLoad, setup: leaderChange(3, 4*time.Second)})
 	// needs: stalls (watch health: delivery against the put p99, slow watchers; the resource that ran out first)
 	// 500 watchers (25,000 events/s) kept up: delivery p99 1.09× the put p99,

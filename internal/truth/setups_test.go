@@ -168,7 +168,7 @@ func remoteSlowSync(delay, slack time.Duration) func(*runEnv) ([]string, string)
 func (e *runEnv) probeDisk(dir string) (p50, p99 float64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, e.h.bin, "disk", "--dir", dir, "--pattern", "wal", "--duration", "3s", "-w", "json").Output()
+	out, err := exec.CommandContext(ctx, e.h.bin, "disk", "--dir", dir, "--pattern", "wal", "--duration", "3s", "--results-dir", e.t.TempDir(), "-w", "json").Output()
 	// Exit 1 is the disk graded fail (a p99 over 10 ms): measured all the same.
 	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != 1) {
 		return 0, 0, fmt.Errorf("etcdperf disk --dir %s: %w", dir, err)
