@@ -87,6 +87,11 @@ const (
 	// faster (Amdahl), which is worth naming. Below a fifth it is not what
 	// limits the clients, whatever its size.
 	netShareLargest = 0.2
+	// clientRTTFloorMs: a round trip shorter than one within a datacenter
+	// (≈ 0.5 ms, "Latency numbers every programmer should know") is no fault of
+	// the network, whatever its share of a sub-millisecond request: a loopback's
+	// 70 µs is most of a 240 µs range and nothing to fix.
+	clientRTTFloorMs = 0.5
 	// netOverServer: "several times" the server's own p50, for the inferred
 	// waits (replication, follower link): residuals of subtracted measurements,
 	// so they need a margin over the server before they are the network's. The
@@ -131,7 +136,7 @@ func clientRTTRule(in *Input, _ Limits) Check {
 	}
 	obs += " = " + pct(share) + " of the client latency"
 	switch {
-	case known && (rtt < server || share < netShareLargest), !known && share < netShareWarn:
+	case rtt < clientRTTFloorMs, known && (rtt < server || share < netShareLargest), !known && share < netShareWarn:
 		return Check{Severity: finding.OK, Observed: obs}
 	case rtt >= clientRTTFailMs:
 		return Check{Severity: finding.Fail, Observed: obs}
