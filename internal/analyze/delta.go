@@ -173,6 +173,21 @@ func (w *Window) Last() *Snapshot {
 // value drops, the counter restarted from zero and the new value is all growth.
 // ok is false when the window is unusable or the counter is absent from the last scrape.
 func (w *Window) CounterDelta(name string, sel Labels) (float64, bool) {
+	return w.sumRises(name, sel, true)
+}
+
+// Increases is CounterDelta for a counter whose count after a restart is no
+// event of the window: a drop (the process restarted) or a series that appears
+// adds nothing, not even the count it starts at (a restarted member counts the
+// leader it finds as a leader change); the rises before and after add up.
+func (w *Window) Increases(name string, sel Labels) (float64, bool) {
+	return w.sumRises(name, sel, false)
+}
+
+// sumRises adds the counter's rises between consecutive scrapes; where the
+// series appeared or dropped (a reset) it adds the new count when afterReset
+// says so.
+func (w *Window) sumRises(name string, sel Labels, afterReset bool) (float64, bool) {
 	if !w.Usable() {
 		return 0, false
 	}
@@ -184,39 +199,14 @@ func (w *Window) CounterDelta(name string, sel Labels) (float64, bool) {
 			continue
 		}
 		switch {
-		case !prevOK:
+		case !prevOK || v < prev:
 			// Absent before, present now: the series appeared (etcd creates labelled
-			// series on first use), so all of it is growth within the window.
-			total += v
-		case v >= prev:
-			total += v - prev
+			// series on first use); or it dropped: the process restarted. All of it
+			// is growth within the window, where the caller counts it so.
+			if afterReset {
+				total += v
+			}
 		default:
-			total += v
-		}
-		prev, prevOK, seen = v, true, true
-	}
-	if _, ok := w.Last().Value(name, sel); !ok || !seen {
-		return 0, false
-	}
-	return total, true
-}
-
-// Increases is CounterDelta for a counter whose count after a restart is no
-// event of the window: a drop (the process restarted) adds nothing, not even
-// the count it dropped to (a restarted member counts the leader it finds as a
-// leader change); the rises before and after it add up.
-func (w *Window) Increases(name string, sel Labels) (float64, bool) {
-	if !w.Usable() {
-		return 0, false
-	}
-	total, seen := 0.0, false
-	prev, prevOK := w.Snaps[0].Value(name, sel)
-	for _, s := range w.Snaps[1:] {
-		v, ok := s.Value(name, sel)
-		if !ok {
-			continue
-		}
-		if prevOK && v > prev {
 			total += v - prev
 		}
 		prev, prevOK, seen = v, true, true
