@@ -114,9 +114,17 @@ type Finding struct {
 	Summary  string     `json:"summary"`
 	Evidence []Evidence `json:"evidence"`
 	Advice   string     `json:"advice,omitempty"`
-	// Share is the fraction of the client-observed p50 this class explains, from
-	// the latency budget; nil when the class is not a part of it (or unknown).
-	Share *float64 `json:"latency_share,omitempty"`
+	// Share is the fraction of the client-observed latency this class explains,
+	// from measured parts of the latency budget, at the quantile ShareAt ("p50",
+	// "p99") where the class was graded; nil when the class is not a part of the
+	// budget or a part is unknown.
+	Share   *float64 `json:"latency_share,omitempty"`
+	ShareAt string   `json:"latency_share_at,omitempty"`
+	// Risk says why a class at warn or fail is a risk and not the bottleneck: it
+	// explains too small a share of the client latency to be what held the
+	// clients back, or only a probe of the host saw it. "" when it can be the
+	// bottleneck.
+	Risk string `json:"risk,omitempty"`
 }
 
 // Where names the member of per-member evidence for reading: "m1 127.0.0.1:2379

@@ -13,7 +13,10 @@ type Verdict struct {
 	Status     string `json:"status"`     // pass | fail | invalid
 	Bottleneck string `json:"bottleneck"` // none | disk | network | memory | cpu | client | value-size | range-size | quota
 	// Ranked lists the failing classes, primary first, then the warning ones.
-	Ranked  []string `json:"ranked,omitempty"`
+	Ranked []string `json:"ranked,omitempty"`
+	// Risks lists the classes at warn or fail that are risks, not the bottleneck
+	// (Finding.Risk says why); they do not fail the run.
+	Risks   []string `json:"risks,omitempty"`
 	Summary string   `json:"summary"`
 	// Versions is each member's server version, the cluster version and what is
 	// known about the release; every verdict carries it (old releases are a

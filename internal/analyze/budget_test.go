@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/etcdperf/etcdperf/finding"
@@ -50,8 +51,10 @@ func TestMultiMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Verdict.Bottleneck != string(finding.ClassDisk) {
-		t.Errorf("bottleneck %s, want disk: %s", rep.Verdict.Bottleneck, rep.Verdict.Summary)
+	// The slow follower is a risk, not the bottleneck: the leader's own fsync and
+	// the queue behind it explain 5% of the client p99.
+	if rep.Verdict.Bottleneck != finding.BottleneckNone || !slices.Contains(rep.Verdict.Risks, string(finding.ClassDisk)) {
+		t.Errorf("bottleneck %s, risks %v, want none with the disk a risk: %s", rep.Verdict.Bottleneck, rep.Verdict.Risks, rep.Verdict.Summary)
 	}
 	disk := finding.Finding{}
 	for _, f := range rep.Findings {

@@ -103,6 +103,16 @@ func verdict(run *results.Run, fs []finding.Finding) finding.Verdict {
 	if rest := without(warns, ranked); len(rest) > 0 {
 		parts = append(parts, "warnings: "+classList(rest))
 	}
+	var risks []string
+	for _, f := range fs {
+		if f.Risk != "" {
+			v.Risks = append(v.Risks, string(f.Class))
+			risks = append(risks, fmt.Sprintf("%s (%s%s)", f.Class, f.Severity, shareText(f)))
+		}
+	}
+	if len(risks) > 0 {
+		parts = append(parts, "risks, not the bottleneck: "+strings.Join(risks, ", "))
+	}
 	if len(unknowns) > 0 {
 		parts = append(parts, "not measured: "+classList(unknowns))
 	}
@@ -126,16 +136,16 @@ func shareText(f finding.Finding) string {
 	if f.Share == nil {
 		return ""
 	}
-	return fmt.Sprintf(", %s of the client latency", pct(*f.Share))
+	return fmt.Sprintf(", %s of the client %s", pct(*f.Share), f.ShareAt)
 }
 
-// Rank is the findings of fs at warn or fail, but the cluster-health context,
-// in the order every verdict names them (analyze's, check's, plan's: the first
+// Rank is the findings of fs at warn or fail, but the cluster-health context and
+// the risks (Finding.Risk), in the order every verdict names them (analyze's, check's, plan's: the first
 // is the bottleneck); fs is left as it was.
 func Rank(fs []finding.Finding) []finding.Finding {
 	var ranked []finding.Finding
 	for _, f := range fs {
-		if !f.Class.Context() && (f.Severity == finding.Fail || f.Severity == finding.Warn) {
+		if !f.Class.Context() && f.Severity.Bad() && f.Risk == "" {
 			ranked = append(ranked, f)
 		}
 	}
@@ -182,19 +192,31 @@ func rankFindings(fs []finding.Finding) {
 	})
 }
 
-// shareOf sets the share of the client p50 that the disk (the leader's WAL fsync
-// and the queueing behind it; no share while that queueing is unknown, since a
-// saturated disk's wait lands there) and the network (the round trip to the leader, plus replication in a
-// multi-member cluster) explain in the budget.
+// riskShare: a class that explains less than a fifth of the client latency is
+// not what held the clients back, whatever its severity: removing it entirely
+// makes requests less than 1.25× faster (Amdahl's law). The same fifth from which
+// the client round trip is named (netShareLargest).
+const riskShare = netShareLargest
+
+// shareOf sets the share of the client latency that the disk and the network
+// explain in the budget, from measured parts only and at the quantile where the
+// class is graded: the disk at p99 (the hardware guide's WAL fsync bound; the
+// leader's fsync and the queueing behind it, no share while that queueing is
+// unknown, since a saturated disk's wait lands there), the network at p50 (the
+// round trip to the leader, plus replication in a multi-member cluster).
 func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
-	if b == nil || b.ClientP50Ms == nil || *b.ClientP50Ms <= 0 {
+	if b == nil {
 		return
 	}
-	client := *b.ClientP50Ms
-	part := func(name string) (float64, bool) {
+	client := map[string]*float64{"p50": b.ClientP50Ms, "p99": b.ClientP99Ms}
+	part := func(name, at string) (float64, bool) {
 		for _, p := range b.Parts {
-			if p.Component == name && p.P50Ms != nil {
-				return *p.P50Ms, true
+			v := p.P50Ms
+			if at == "p99" {
+				v = p.P99Ms
+			}
+			if p.Component == name && v != nil {
+				return *v, true
 			}
 		}
 		return 0, false
@@ -202,14 +224,16 @@ func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
 	for i := range fs {
 		var v float64
 		var ok bool
+		at := "p50"
 		switch fs[i].Class {
 		case finding.ClassDisk:
-			w, ok1 := part(finding.PartWAL)
-			q, ok2 := part(finding.PartWALQueue)
+			at = "p99"
+			w, ok1 := part(finding.PartWAL, at)
+			q, ok2 := part(finding.PartWALQueue, at)
 			v, ok = w+q, ok1 && ok2
 		case finding.ClassNetwork:
-			n, ok1 := part(finding.PartNetwork)
-			r, ok2 := part(finding.PartReplication)
+			n, ok1 := part(finding.PartNetwork, at)
+			r, ok2 := part(finding.PartReplication, at)
 			if in.PeersKnown && in.Peers > 0 {
 				// etcd samples peer RTT every 30 s, so the replication part is often
 				// unknown or stale: the round measured through the endpoints counts
@@ -220,11 +244,48 @@ func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
 			}
 			v, ok = n+r, ok1 || ok2
 		}
-		if ok {
-			s := min(v/client, 1)
-			fs[i].Share = &s
+		if c := client[at]; ok && c != nil && *c > 0 {
+			s := min(v / *c, 1)
+			fs[i].Share, fs[i].ShareAt = &s, at
 		}
 	}
+}
+
+// markRisks sets Risk on the classes at warn or fail that cannot be what held the
+// clients back: one whose measured share of the client latency is under
+// riskShare, and a disk that only the host's fsync probe found slow while the
+// members' own WAL fsyncs were within bounds (the probe measures the host's disk,
+// the members measure what etcd waited for).
+func markRisks(fs []finding.Finding) {
+	for i := range fs {
+		f := &fs[i]
+		if !f.Severity.Bad() || f.Class.Context() {
+			continue
+		}
+		switch {
+		case f.Share != nil && *f.Share < riskShare:
+			f.Risk = fmt.Sprintf("explains %s of the client %s: under a fifth, so removing it would make requests less than 1.25× faster (Amdahl's law)", pct(*f.Share), f.ShareAt)
+		case f.Class == finding.ClassDisk && probeOnly(f.Evidence):
+			f.Risk = "only the fsync probe of this host found the disk slow; the members' own WAL fsyncs were within bounds, so a risk of the host, not what slowed the clients"
+		}
+	}
+}
+
+// probeOnly reports whether the disk probe is the only bad disk evidence and the
+// members' WAL fsyncs were graded ok.
+func probeOnly(ev []finding.Evidence) bool {
+	probe, walOK := false, false
+	for _, e := range ev {
+		switch {
+		case strings.HasPrefix(e.Signal, "wal fsync") && e.Severity == finding.OK:
+			walOK = true
+		case strings.HasPrefix(e.Signal, "disk probe") && e.Severity.Bad():
+			probe = true
+		case e.Severity.Bad():
+			return false
+		}
+	}
+	return probe && walOK
 }
 
 func classList(fs []finding.Finding) string {

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,5 +193,58 @@ func TestExplainRest(t *testing.T) {
 	explainRest(evs, &Input{Leader: leader, Members: []*Window{leader, follower}})
 	if rep2.Severity != finding.Fail {
 		t.Errorf("replication wait %s with only a follower slow, want fail", rep2.Severity)
+	}
+}
+
+// TestRisks: a class that explains under a fifth of the client latency, and a
+// disk only the host's probe found slow, are risks — never the bottleneck, and
+// they do not fail the run — whatever their severity.
+func TestRisks(t *testing.T) {
+	share := func(v float64) *float64 { return &v }
+	wal := func(s finding.Severity) finding.Evidence {
+		return finding.Evidence{Signal: "wal fsync p99 (x)", Member: "m0", Severity: s}
+	}
+	probe := func(s finding.Severity) finding.Evidence {
+		return finding.Evidence{Signal: "disk probe fdatasync p99", Severity: s}
+	}
+	cases := []struct {
+		name       string
+		fs         []finding.Finding
+		status     string
+		bottleneck string
+		risks      []string
+	}{
+		{"peer links: a disk at 1% of the p99 does not outrank the network at 99%",
+			[]finding.Finding{
+				{Class: finding.ClassDisk, Severity: finding.Fail, Share: share(0.01), ShareAt: "p99", Evidence: []finding.Evidence{wal(finding.Fail)}},
+				{Class: finding.ClassNetwork, Severity: finding.Warn, Share: share(0.99), ShareAt: "p50"},
+			}, finding.StatusPass, "network", []string{"disk"}},
+		{"a disk at a fifth is a bottleneck",
+			[]finding.Finding{{Class: finding.ClassDisk, Severity: finding.Fail, Share: share(0.2), ShareAt: "p99", Evidence: []finding.Evidence{wal(finding.Fail)}}},
+			finding.StatusFail, "disk", nil},
+		{"an unknown share is no risk",
+			[]finding.Finding{{Class: finding.ClassDisk, Severity: finding.Warn, Evidence: []finding.Evidence{wal(finding.Warn)}}},
+			finding.StatusPass, "disk", nil},
+		{"the probe alone, with fast WAL fsyncs, is a risk of the host",
+			[]finding.Finding{{Class: finding.ClassDisk, Severity: finding.Fail, Evidence: []finding.Evidence{wal(finding.OK), probe(finding.Fail)}}},
+			finding.StatusPass, "none", []string{"disk"}},
+		{"the probe and a slow WAL agree",
+			[]finding.Finding{{Class: finding.ClassDisk, Severity: finding.Fail, Evidence: []finding.Evidence{wal(finding.Fail), probe(finding.Fail)}}},
+			finding.StatusFail, "disk", nil},
+		{"the probe without the members' fsyncs is the only disk evidence",
+			[]finding.Finding{{Class: finding.ClassDisk, Severity: finding.Fail, Evidence: []finding.Evidence{probe(finding.Fail)}}},
+			finding.StatusFail, "disk", nil},
+		{"a cause without a share is never a risk",
+			[]finding.Finding{{Class: finding.ClassCPU, Severity: finding.Fail}},
+			finding.StatusFail, "cpu", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			markRisks(c.fs)
+			v := verdict(nil, c.fs)
+			if v.Status != c.status || v.Bottleneck != c.bottleneck || !slices.Equal(v.Risks, c.risks) {
+				t.Errorf("got %s/%s risks %v, want %s/%s risks %v: %s", v.Status, v.Bottleneck, v.Risks, c.status, c.bottleneck, c.risks, v.Summary)
+			}
+		})
 	}
 }

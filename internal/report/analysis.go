@@ -96,6 +96,9 @@ func (r Analysis) simple(w io.Writer, head bool) error {
 		if hidden > 0 {
 			p.f("  (%d more signal(s) within thresholds or not measured; -v shows them)\n", hidden)
 		}
+		if f.Risk != "" {
+			p.f("  risk, not the bottleneck: %s\n", f.Risk)
+		}
 		if f.Advice != "" && (f.Severity == finding.Warn || f.Severity == finding.Fail) {
 			p.f("  advice: %s\n", f.Advice)
 		}

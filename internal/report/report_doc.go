@@ -182,6 +182,9 @@ func (r *Document) diagnosisSections() []section {
 			if len(f.Evidence) > 0 {
 				s.Blocks = append(s.Blocks, block{Table: evidenceTable(f.Evidence)})
 			}
+			if f.Risk != "" {
+				s.Blocks = append(s.Blocks, textBlock("Risk, not the bottleneck: %s", f.Risk))
+			}
 			if f.Advice != "" {
 				s.Blocks = append(s.Blocks, textBlock("Advice: %s", f.Advice))
 			}

@@ -36,6 +36,9 @@ func writeFindings(w io.Writer, fs []finding.Finding, advice bool) {
 	for _, f := range fs {
 		if f.Severity == finding.Fail || f.Severity == finding.Warn {
 			fmt.Fprintf(w, "  [%s] %s: %s\n", f.Severity, f.Class, f.Summary)
+			if f.Risk != "" {
+				fmt.Fprintf(w, "         risk, not the bottleneck: %s\n", f.Risk)
+			}
 			if advice && f.Advice != "" {
 				fmt.Fprintf(w, "         advice: %s\n", f.Advice)
 			}
