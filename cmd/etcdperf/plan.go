@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -105,9 +107,13 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 				return nil, err
 			}
 			// It measured before it failed (a member lost, the cleanup after it):
-			// the step is judged and kept, and the search stops with it.
+			// the step is judged and kept, and the search stops with it. Unless
+			// interrupted, that is the cluster's answer: the plan fails (exit 1).
 			s := plan.Judge(lr.Run, lr.Analysis, slo, pf.ErrorBudget)
 			s.OfferedRPS = rate
+			if ctx.Err() == nil {
+				err = stepFailed{err}
+			}
 			return &s, err
 		}
 		s := plan.Judge(lr.Run, lr.Analysis, slo, pf.ErrorBudget)
@@ -128,7 +134,7 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 	if err := run.SetSection(plan.Record{Result: res, Profile: prof}); err != nil {
 		return err
 	}
-	return stoppedExit(stopped, a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
+	return stoppedExit(a.stderr, stopped, a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
 		out := report.Plan{Result: res, Profile: prof, RunFile: path}
 		if pf.report != "" {
 			if err := writeReport(pf.report, run); err != nil {
@@ -140,12 +146,25 @@ func (a *app) runPlan(cmd *cobra.Command, pf *planFlags) error {
 	}))
 }
 
+// stepFailed is a step that measured and then failed (a member died, the
+// cluster became unreachable mid-load): the cluster's failure, which the plan's
+// verdict fails with, not a bad invocation.
+type stepFailed struct{ error }
+
+func (e stepFailed) Unwrap() error { return e.error }
+
 // stoppedExit is the exit of a plan whose search stopped early with stopped
 // (nil: it finished) once finish printed the steps that did and wrote the run
-// file: the stop's own error (exit 2, or 130 when interrupted), unless finish
-// itself failed to write or print.
-func stoppedExit(stopped, finished error) error {
-	if stopped == nil || (finished != nil && cli.Code(finished) == ExitError) {
+// file: the verdict's (exit 1) when a step failed after it measured, whose
+// error stderr names; else the stop's own error (exit 2, or 130 when
+// interrupted); unless finish itself failed to write or print.
+func stoppedExit(stderr io.Writer, stopped, finished error) error {
+	var failed stepFailed
+	switch {
+	case stopped == nil || (finished != nil && cli.Code(finished) == ExitError):
+		return finished
+	case errors.As(stopped, &failed):
+		fmt.Fprintf(stderr, "etcdperf: plan: the search stopped: %v\n", stopped)
 		return finished
 	}
 	return stopped

@@ -70,6 +70,9 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 				s := plan.JudgeKube(tr.Nodes, tr.Pods, lr.Run, lr.Analysis, slo, pf.ErrorBudget)
 				steps[nodes] = s
 				order = append(order, s)
+				if ctx.Err() == nil {
+					err = stepFailed{err}
+				}
 			}
 			return false, err
 		}
@@ -100,7 +103,7 @@ func (a *app) runKubePlan(cmd *cobra.Command, pf *planFlags) error {
 	if err := run.SetSection(res); err != nil {
 		return err
 	}
-	return stoppedExit(stopped, a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
+	return stoppedExit(a.stderr, stopped, a.finish(run, res.Verdict.Status, func(path string) (report.Output, error) {
 		return report.KubePlan{KubeResult: res, RunFile: path}, nil
 	}))
 }
