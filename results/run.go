@@ -180,6 +180,12 @@ type Member struct {
 	// means none is set (the member has the machine's CPUs and RAM). Absent for a
 	// remote or in-process member, whose resources are not its own cgroup's.
 	Pid int `json:"pid,omitempty"`
+	// ProcessStartS is when process Pid started (Unix seconds, from its
+	// proc/PID/stat): the analyzer takes Pid for the member only when this equals
+	// the process_start_time_seconds the member exports, since any process here
+	// may own a loopback port (a tunnel, a proxy, a port-forward). 0 in run files
+	// from before it was kept, whose Pid is trusted.
+	ProcessStartS float64 `json:"process_start_s,omitempty"`
 	// MemoryLimitBytes is the memory limit of the member's cgroup; 0 when none is set.
 	MemoryLimitBytes int64 `json:"memory_limit_bytes,omitempty"`
 	// CPUQuotaCores is the CFS quota of the member's cgroup in CPUs; 0 when none is set.

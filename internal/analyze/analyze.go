@@ -11,6 +11,7 @@ package analyze
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,7 +122,7 @@ func Dumps(before, after string, opts Options) (Result, error) {
 	w := &Window{Member: "member", Snaps: snaps}
 	in := Input{Members: []*Window{w}, Leader: w, Seconds: opts.WindowSeconds}
 	in.PeersKnown, in.Peers = inferPeers(w)
-	in.use(resourcesOf(opts, nil, nil, nil))
+	in.use(resourcesOf(opts, nil, nil, w))
 	rep := report(in, opts)
 	if opts.WindowSeconds <= 0 {
 		rep.Notes = append(rep.Notes, "the time between the dumps is unknown: CPU utilisation is not graded (give the window)")
@@ -170,16 +171,24 @@ const unseenMember = "its client URL is no listener on this host, so its machine
 // runs where etcdperf cannot see: its container's limits (cAdvisor) and its host's
 // CPUs and RAM (node_exporter) where a Prometheus gave them, else what it exposes
 // itself (GOMAXPROCS, an upper bound of its cores; GOMEMLIMIT), else unknown.
-// A member that advertises loopback client URLs runs here; loopback endpoints
-// alone do not make a member local (a port-forward, a proxy or a network
-// namespace lead elsewhere), except in run files that list no members.
+// A member is local only when proven: embedded, or the process found on its
+// client port here started when the member says it did (notTheMember). Loopback
+// URLs, advertised or dialled, do not make a member local (a port-forward, a
+// proxy, an ssh tunnel or a network namespace lead elsewhere, and etcd advertises
+// localhost by default), except in run files that list no members. Bare dumps
+// (run nil) are graded from what they expose.
 func resourcesOf(opts Options, run *results.Run, m *results.Member, w *Window) resources {
 	var host *results.Host
 	local := false
+	unseen := unseenMember
 	if run != nil {
 		host = run.Host
-		local = run.Target.Embedded || (len(run.Target.Members) == 0 && hardware.AllLoopback(run.Target.Endpoints)) ||
-			(m != nil && len(m.ClientURLs) > 0 && hardware.AllLoopback(m.ClientURLs))
+		local = run.Target.Embedded || (len(run.Target.Members) == 0 && hardware.AllLoopback(run.Target.Endpoints))
+		if m != nil && m.Pid > 0 && !local {
+			if why := notTheMember(m, w); why != "" {
+				m, unseen = nil, why
+			}
+		}
 	}
 	if m != nil && m.Pid <= 0 {
 		m = nil // its limits were not read
@@ -190,9 +199,11 @@ func resourcesOf(opts Options, run *results.Run, m *results.Member, w *Window) r
 		cpus, ram = host.CPUs, host.HostMemoryBytes
 	}
 	var r resources
-	if run != nil && !local && m == nil {
+	if !local && m == nil {
 		r = exposed(w)
-		r.unseen = unseenMember
+		if run != nil {
+			r.unseen = unseen
+		}
 	}
 	switch {
 	case opts.Cores > 0:
@@ -224,6 +235,26 @@ func resourcesOf(opts Options, run *results.Run, m *results.Member, w *Window) r
 		}
 	}
 	return r
+}
+
+// notTheMember says why the process found listening on member m's client port
+// here (m.Pid) is not shown to be the member; "" when its start equals the
+// process_start_time_seconds the member exports (client_golang computes both
+// from proc/PID/stat, to 1/USER_HZ: a second's tolerance absorbs the rounding),
+// or when the run file predates the start being kept.
+func notTheMember(m *results.Member, w *Window) string {
+	if m.ProcessStartS == 0 {
+		return ""
+	}
+	v, ok := w.Gauge(metrics.ProcessStart, nil)
+	switch {
+	case !ok:
+		return fmt.Sprintf("pid %d listens on its client port here, but the member exports no %s to show that it is that process, so its machine is not known to be etcdperf's", m.Pid, metrics.ProcessStart)
+	case math.Abs(v-m.ProcessStartS) > 1:
+		return fmt.Sprintf("pid %d listens on its client port here but started at %s, the member at %s: another process (a tunnel, a proxy, a port-forward), so its machine is not known to be etcdperf's",
+			m.Pid, time.Unix(int64(m.ProcessStartS), 0).UTC().Format(time.RFC3339), time.Unix(int64(v), 0).UTC().Format(time.RFC3339))
+	}
+	return ""
 }
 
 // noLimit is where a limit gauge means "none set": Go's GOMEMLIMIT default is

@@ -17,7 +17,9 @@ func fixtureRun(t *testing.T, version string) *results.Run {
 	return &results.Run{
 		Version: results.Version, Command: "bench put", Valid: true, DurationS: 2,
 		Target: results.ClusterInfo{Endpoints: []string{"http://127.0.0.1:2379"}, Embedded: false,
-			Members: []results.Member{{Name: "default", ClientURLs: []string{"http://127.0.0.1:2379"}, IsLeader: true}}},
+			// The process on its port started when the member says it did
+			// (process_start_time_seconds of both fixtures): a local member.
+			Members: []results.Member{{Name: "default", ClientURLs: []string{"http://127.0.0.1:2379"}, IsLeader: true, Pid: 4242, ProcessStartS: 1795965314.6}}},
 		Flags: map[string]string{"clients": "8"},
 		Ops: []results.Op{{Op: "put", Requests: 300, ThroughputRPS: 150, BytesSent: 300 * 1040,
 			Latency: results.Summary{P50: 4, P99: 12}, Service: results.Summary{P50: 3.5, P99: 11}}},
@@ -250,4 +252,52 @@ func TestFailingRequestsFailTheVerdict(t *testing.T) {
 			t.Errorf("a measured lag of 0 grades %s", c.Severity)
 		}
 	})
+}
+
+// TestLocalOnlyWhenProven: a member is graded against this host only when the
+// process on its client port is the member (their starts agree); another
+// process on a loopback port (a tunnel, a proxy) leaves it graded from what it
+// exposes, and so does a member that advertises loopback but was not found.
+func TestLocalOnlyWhenProven(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		pid    int
+		start  float64
+		source string
+		unseen string
+	}{
+		{"the process on its port is the member", 4242, 1795965314.6, "host CPUs", ""},
+		{"another process owns its port", 4242, 1795960000, "its GOMAXPROCS", "another process"},
+		{"nothing local was found", 0, 0, "its GOMAXPROCS", unseenMember},
+		{"a run file from before the start was kept", 4242, 0, "host CPUs", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := fixtureRun(t, "3.6")
+			m := &run.Target.Members[0]
+			m.Pid, m.ProcessStartS = c.pid, c.start
+			windows, _ := windowsFromScrapes(run.Scrapes)
+			r := resourcesOf(Options{}, run, m, windows[0])
+			if !strings.HasPrefix(r.coresSource, c.source) || !strings.Contains(r.unseen, c.unseen) || (c.unseen == "") != (r.unseen == "") {
+				t.Errorf("cores %v from %q, unseen %q; want from %q, unseen %q", r.cores, r.coresSource, r.unseen, c.source, c.unseen)
+			}
+		})
+	}
+}
+
+// TestDumpsExposeTheirResources: analyze --metrics grades CPU against the cores
+// the dumps expose (GOMAXPROCS, an upper bound) where no flag gives them.
+func TestDumpsExposeTheirResources(t *testing.T) {
+	rep, err := Dumps(readFixture(t, "etcd-3.6-before.txt"), readFixture(t, "etcd-3.6-after.txt"), Options{WindowSeconds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for _, f := range rep.Findings {
+		for _, e := range f.Evidence {
+			seen = seen || (f.Class == finding.ClassCPU && strings.Contains(e.Observed, "GOMAXPROCS"))
+		}
+	}
+	if !seen {
+		t.Error("the server CPU is not graded against the GOMAXPROCS the dumps expose")
+	}
 }

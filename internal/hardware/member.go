@@ -16,7 +16,8 @@ import (
 // this host, so the analyzer grades it against what it really has rather than
 // against etcdperf's own cgroup. pid is the member's process, or 0 to find the
 // process listening on the port of one of its client URLs; the caller must know
-// the member is local (a remote member's port may be taken here by another).
+// the member is local (a remote member's port may be taken here by another);
+// the process's start (ProcessStartS) lets the analyzer prove it is the member.
 // fsys is rooted at "/"; nil means the real one. m is left as it was on error.
 func ReadMember(fsys fs.FS, m *results.Member, pid int) error {
 	if fsys == nil {
@@ -38,6 +39,9 @@ func ReadMember(fsys fs.FS, m *results.Member, pid int) error {
 		return fmt.Errorf("member %s (pid %d): %w", m.Name, pid, err)
 	}
 	m.Pid, m.MemoryLimitBytes, m.CPUQuotaCores = pid, cg.MemoryLimitBytes, cg.CPUQuota
+	if start, err := ProcessStart(fsys, pid); err == nil {
+		m.ProcessStartS = start
+	}
 	if m.DataDir == "" {
 		m.DataDir = DataDirOf(fsys, pid)
 	}

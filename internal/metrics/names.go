@@ -87,6 +87,9 @@ const (
 const (
 	RSS        = "process_resident_memory_bytes"
 	CPUSeconds = "process_cpu_seconds_total"
+	// ProcessStart is the process's start in Unix seconds (client_golang's
+	// process collector, from proc/PID/stat).
+	ProcessStart = "process_start_time_seconds"
 )
 
 // Go runtime collector (client_golang): what a member says of the cores and

@@ -26,7 +26,7 @@ func analyzeFixture(t testing.TB) analyze.Result {
 	run := &results.Run{
 		Version: results.Version, Command: "bench put", Valid: true, DurationS: 2,
 		Target: results.ClusterInfo{Endpoints: []string{"http://127.0.0.1:2379"}, Embedded: false,
-			Members: []results.Member{{Name: "default", ClientURLs: []string{"http://127.0.0.1:2379"}, IsLeader: true}}},
+			Members: []results.Member{{Name: "default", ClientURLs: []string{"http://127.0.0.1:2379"}, IsLeader: true, Pid: 4242, ProcessStartS: 1795965314.6}}}, // the process on its port is the member
 		Flags: map[string]string{"clients": "8"},
 		Ops: []results.Op{{Op: "put", Requests: 300, ThroughputRPS: 150, BytesSent: 300 * 1040,
 			Latency: results.Summary{P50: 4, P99: 12}, Service: results.Summary{P50: 3.5, P99: 11}}},
