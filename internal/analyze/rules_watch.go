@@ -27,7 +27,7 @@ const (
 )
 
 const (
-	srcWatchLatency = "etcdperf: an event is sent when its put is applied, so its delivery (from the put's send) is graded against the run's own put service p99 (etcd publishes no watch threshold); floors from etcd's 100 ms expected request duration ('apply request took too long') and etcdctl check perf's 500 ms slowest request"
+	srcWatchLatency = "etcdperf: an event is sent when its put is applied, so its delivery (from the put's send) is graded against the run's own put service p99 (etcd publishes no watch threshold); floors from etcd's 100 ms expected request duration ('apply request took too long') and etcdctl check perf's 500 ms slowest request; etcdperf's factors: twice the put p99 is more than the put's own variation (a delivery also waits for the apply and the send), five times is a backlog"
 	srcWatchMissed  = "etcd API guarantees (api_guarantees.md: watch events are ordered, unique and reliable — a watcher never misses a subsequence of events): a watcher that misses one is broken"
 	srcSlowWatchers = "etcd server/storage/mvcc (watchable_store.go: a watcher whose channel is full is moved to the unsynced victims and catches up later; etcd_debugging_mvcc_pending_events_total, a gauge, holds the events waiting now)"
 )
