@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/etcdperf/etcdperf/internal/units"
 
 	"github.com/etcdperf/etcdperf/finding"
@@ -614,13 +616,26 @@ func networkAgrees(in *Input) string {
 // histogram: a probe of fewer than minSamples fdatasyncs (a light probe over a
 // short run) warns or fails only when at least minSlow of them, counted exactly
 // in its histogram, exceed the threshold; one hiccup is not a pattern.
+//
+// A probe of more is graded by the bounds of its p99 (boundedGrade), so a disk
+// whose p99 sits within its own sampling noise of a threshold reads the same
+// run after run.
 func gradeProbe(d results.DiskResult, lim Limits, obs *string) finding.Severity {
 	sev := lim.Grade(d.SyncP99() / 1000)
-	if d.Fdatasyncs >= minSamples || sev == finding.OK {
-		return sev
-	}
 	h, err := d.SyncHistGraded().Decode()
 	if err != nil || h.TotalCount() == 0 {
+		return sev
+	}
+	if d.Fdatasyncs >= minSamples {
+		lo, hi := quantileBounds(h, 0.99)
+		b, straddles := boundedGrade(lim, lo/1e6, hi/1e6)
+		if straddles {
+			*obs += fmt.Sprintf("; its 95%% interval %s–%s (n=%d) straddles a threshold: graded %s by its bounds", units.Duration(lo/1e6), units.Duration(hi/1e6), h.TotalCount(), b)
+			return b
+		}
+		return sev
+	}
+	if sev == finding.OK {
 		return sev
 	}
 	over := func(sec float64) (n int64) {
@@ -641,4 +656,30 @@ func gradeProbe(d results.DiskResult, lim Limits, obs *string) finding.Severity 
 	}
 	*obs += fmt.Sprintf("; fewer than %d fdatasyncs and under %d above %s: a hiccup, not a pattern", minSamples, minSlow, units.Duration(lim.Warn))
 	return finding.OK
+}
+
+// quantileBounds is a distribution-free 95% confidence interval of quantile q of
+// the samples in h (µs): the values at the order statistics n·q ∓ 1.96·√(n·q·(1−q))
+// (the normal approximation to the binomial count of samples under the true
+// quantile; Conover, Practical Nonparametric Statistics, 3rd ed., §3.2).
+func quantileBounds(h *hdr.Histogram, q float64) (lo, hi float64) {
+	n := float64(h.TotalCount())
+	half := 1.96 * math.Sqrt(n*q*(1-q))
+	at := func(rank float64) float64 {
+		rank = min(max(rank, 1), n)
+		return float64(h.ValueAtQuantile(100 * rank / n))
+	}
+	return at(math.Floor(n*q - half)), at(math.Ceil(n*q+half) + 1)
+}
+
+// boundedGrade grades a figure by its interval [lo, hi]: the grade both bounds
+// share, else warn — within its own noise of a threshold a figure is neither
+// shown ok nor shown failing, as a histogram bucket that straddles the warn
+// threshold is graded (StraddleNote).
+func boundedGrade(lim Limits, lo, hi float64) (finding.Severity, bool) {
+	a, b := lim.Grade(lo), lim.Grade(hi)
+	if a == b {
+		return a, false
+	}
+	return finding.Warn, true
 }
