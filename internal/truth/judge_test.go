@@ -16,6 +16,7 @@ func TestJudge(t *testing.T) {
 	both := &scenario{name: "disk+value-size", class: finding.ClassDisk, status: finding.StatusFail, also: finding.ClassValueSize}
 	cpu := &scenario{name: "cpu", class: finding.ClassCPU, status: finding.StatusFail}
 	base := &scenario{name: "baseline"}
+	follower := &scenario{name: "disk/3m/follower", class: finding.ClassDisk, risk: true}
 	sev := func(kv ...string) map[finding.Class]finding.Severity {
 		m := map[finding.Class]finding.Severity{}
 		for i := 0; i < len(kv); i += 2 {
@@ -53,6 +54,9 @@ func TestJudge(t *testing.T) {
 		{"also ranked", outcome{sc: both, status: "fail", bottleneck: "disk", ranked: []string{"disk", "value-size"}, bad: sev("disk", "fail", "value-size", "warn")}, true, ""},
 		{"also missing", outcome{sc: both, status: "fail", bottleneck: "disk", ranked: []string{"disk"}, bad: sev("disk", "fail")}, false, "also"},
 		{"re-analysis disagreed", outcome{sc: disk, status: "fail", bottleneck: "disk", bad: sev("disk", "fail"), err: "analyze RUNFILE disagrees"}, false, "disagrees"},
+		{"a follower's disk a risk", outcome{sc: follower, status: "pass", bottleneck: "none", risks: []string{"disk"}, bad: sev("disk", "warn")}, true, ""},
+		{"a follower's disk the bottleneck", outcome{sc: follower, status: "pass", bottleneck: "disk", bad: sev("disk", "warn")}, false, "a risk"},
+		{"a follower's disk unnamed", outcome{sc: follower, status: "pass", bottleneck: "none", bad: sev()}, false, "a risk"},
 		{"skip where the feature is missing", outcome{sc: disk, skipped: "no blkio"}, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -50,6 +50,7 @@ type outcome struct {
 	status     string
 	bottleneck string
 	ranked     []string
+	risks      []string
 	bad        map[finding.Class]finding.Severity // classes at warn or fail
 	summary    string
 	skipped    string
@@ -191,6 +192,8 @@ type verdictOut struct {
 //   - A fault must be named as the bottleneck with the status its intensity calls
 //     for (pass: the class at warn; fail), with the second class the row names
 //     ranked after it, if any.
+//   - A fault that cannot slow the clients (a slow follower of 3) must be named
+//     a risk: bottleneck none, pass, the class among the verdict's risks.
 //   - "none" is right for a mild fault only where the row's effect test found
 //     no effect on the clients' per-second p99 (see effect).
 //   - A fail of any class other than the expected one is a false alarm, except
@@ -230,6 +233,12 @@ func (o *outcome) judge(eff *effect) (ok bool, why string, alarms []string) {
 			return false, "none for a mild fault, and no baseline to test its effect against", nil
 		case eff.found():
 			return false, "none, but the fault raised the clients' latency: " + eff.String(), nil
+		}
+		return true, "", nil
+	}
+	if sc.risk {
+		if o.bottleneck != finding.BottleneckNone || o.status != finding.StatusPass || !slices.Contains(o.risks, string(sc.class)) {
+			return false, fmt.Sprintf("expected none (pass) with %s a risk, risks %v", sc.class, o.risks), nil
 		}
 		return true, "", nil
 	}
@@ -548,7 +557,7 @@ func perSecondP99(op *results.Op) ([]float64, error) {
 
 // read takes the verdict and grades of out.
 func (o *outcome) read(out *verdictOut) {
-	o.status, o.bottleneck, o.summary, o.ranked = out.Verdict.Status, out.Verdict.Bottleneck, out.Verdict.Summary, out.Verdict.Ranked
+	o.status, o.bottleneck, o.summary, o.ranked, o.risks = out.Verdict.Status, out.Verdict.Bottleneck, out.Verdict.Summary, out.Verdict.Ranked, out.Verdict.Risks
 	o.bad = map[finding.Class]finding.Severity{}
 	for c, s := range severities(out.Findings) {
 		if s.Bad() {

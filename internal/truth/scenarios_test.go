@@ -33,6 +33,9 @@ type scenario struct {
 	status string
 	// also is a second class the verdict must rank after the primary.
 	also finding.Class
+	// risk: the fault is in no request's path (a slow follower while the others
+	// keep quorum), so the verdict names no bottleneck and class as a risk.
+	risk bool
 	// mild marks the barely noticeable intensity: "none" is right there too when
 	// the client p99 stays within noise of base's.
 	mild bool
@@ -55,7 +58,7 @@ type scenario struct {
 }
 
 func (s *scenario) want() string {
-	if s.class == "" {
+	if s.class == "" || s.risk {
 		return finding.BottleneckNone
 	}
 	return string(s.class)
@@ -76,6 +79,9 @@ func (s *scenario) wantText() string {
 	}
 	if s.also != "" {
 		t += " +" + string(s.also)
+	}
+	if s.risk {
+		t += ", " + string(s.class) + " a risk"
 	}
 	return t
 }
@@ -181,8 +187,9 @@ func scenarios() []*scenario {
 		add(&scenario{name: fmt.Sprintf("disk/3m/leader/iops=%d", d.iops), note: note + " (the leader)", class: finding.ClassDisk, status: d.status, mild: d.mild, base: b3,
 			args: putOpen, setup: throttle(3, "leader", d.iops), feature: blkio})
 	}
-	// A slow follower is a risk, capped at warn: the other follower keeps the quorum.
-	add(&scenario{name: "disk/3m/follower/iops=80", note: "blkio write IOPS limit 80 on a follower", class: finding.ClassDisk,
+	// A slow follower is a risk, not the bottleneck: the other follower keeps the
+	// quorum, so the clients' writes do not wait for it.
+	add(&scenario{name: "disk/3m/follower/iops=80", note: "blkio write IOPS limit 80 on a follower", class: finding.ClassDisk, risk: true,
 		args: putOpen, setup: throttle(3, "follower", 80), feature: blkio})
 	// needs: resources (a member of 5: the leader's WAL graded per member, named leader)
 	add(&scenario{name: "disk/5m/leader/iops=80", note: "blkio write IOPS limit 80 on the leader of 5", class: finding.ClassDisk, status: finding.StatusFail,
