@@ -193,6 +193,10 @@ type Member struct {
 	// DataDir is the member's data dir on this host (embedded, or read from its
 	// process's flags and environment); empty when not known.
 	DataDir string `json:"data_dir,omitempty"`
+	// CPUWaitS is how long the threads of process Pid waited for a CPU over the
+	// measured window (their run-queue delay, proc/PID/task/*/schedstat); nil
+	// where it was not read.
+	CPUWaitS *float64 `json:"cpu_wait_s,omitempty"`
 }
 
 // Op is the result of one operation type (put, range, watch, ...) over the measured window.
@@ -303,6 +307,10 @@ type Client struct {
 	MaxRSSBytes int64   `json:"max_rss_bytes" merge:"max"`
 	// Cores is the number of CPUs the generator could use.
 	Cores int `json:"cores,omitempty"`
+	// CPUWaitS is how long the generator's threads waited for a CPU over the
+	// measured window (their run-queue delay, proc/self/task/*/schedstat); 0
+	// where it was not read.
+	CPUWaitS float64 `json:"cpu_wait_s,omitempty"`
 	// PacingLagP99Ms is how late the pacer itself fired (a scheduler-lag signal of a saturated client).
 	PacingLagP99Ms float64 `json:"pacing_lag_p99_ms,omitempty" merge:"max"`
 	// PacingWakeups counts the pacer's wake-ups behind PacingLagP99Ms; 0 with no

@@ -130,8 +130,43 @@ func clientCPURule(in *Input, lim Limits) Check {
 	if !ok {
 		return unknown("the run does not record the generator's CPU time or cores")
 	}
-	return Check{Severity: lim.Grade(u),
-		Observed: fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores = %s", in.Run.Client.CPUSeconds, in.Run.DurationS, units.Trim(cores), pct(u))}
+	obs := fmt.Sprintf("%.1f CPU-s in %.1f s on %s cores = %s", in.Run.Client.CPUSeconds, in.Run.DurationS, units.Trim(cores), pct(u))
+	if w := in.Run.Client.CPUWaitS; w > 0 {
+		// Measured, not graded: time the generator's threads were runnable and
+		// waited for a CPU is in every latency it timed.
+		obs += fmt.Sprintf("; its threads waited %.2f s for a CPU (schedstat run-queue delay), %s of their runnable time", w, pct(w/(w+in.Run.Client.CPUSeconds)))
+	}
+	return Check{Severity: lim.Grade(u), Observed: obs}
+}
+
+// memberWaitRule grades how long a local member's threads waited for a CPU over
+// the window (results.Member.CPUWaitS, their schedstat run-queue delay) as a
+// share of their runnable time, wait / (wait + CPU time): the member's own
+// pressure, measured where utilisation only hints at it. As the host's PSI, it
+// is excused where waitExcused says it is no want of CPU.
+func memberWaitRule(in *Input, lim Limits) Check {
+	if in.Run == nil || in.W == nil {
+		return Check{}
+	}
+	m := memberOfWindow(in.Run, in.Members, in.W)
+	if m == nil || m.CPUWaitS == nil {
+		return Check{}
+	}
+	d, ok := in.W.CounterDelta(metrics.CPUSeconds, nil)
+	if !ok || *m.CPUWaitS+d <= 0 {
+		return unknown("%s absent: the share of its runnable time is unknown", metrics.CPUSeconds)
+	}
+	share := *m.CPUWaitS / (*m.CPUWaitS + d)
+	obs := fmt.Sprintf("its threads waited %.2f s for a CPU beside %.1f CPU-s used = %s of their runnable time", *m.CPUWaitS, d, pct(share))
+	sev := lim.Grade(share)
+	if b := in.Run.HostCPUBusy; b != nil {
+		obs += fmt.Sprintf(", the host's CPUs busy %s", pct(*b))
+	}
+	if why := waitExcused(in); sev.Bad() && why != "" {
+		sev = finding.OK
+		obs += " (" + why + ")"
+	}
+	return Check{Severity: sev, Observed: obs}
 }
 
 // openLoop reports whether any op had a target rate (a pacer ran).

@@ -36,19 +36,33 @@ func hostPressureRule(in *Input, lim Limits) Check {
 	// switches tens of thousands of times a second), not a want of CPU.
 	if b := r.HostCPUBusy; b != nil {
 		obs += fmt.Sprintf(", the host's CPUs busy %s", pct(*b))
-		switch other, ok := othersCPU(in); {
-		case sev.Bad() && *b < limCPU.Warn:
+		if why := waitExcused(in); sev.Bad() && why != "" {
 			sev = finding.OK
-			obs += fmt.Sprintf(" (under %s: wake-up latency, not a want of CPU)", pct(limCPU.Warn))
-		case sev.Bad() && !openLoop(in) && ok && other < limCPU.Warn:
-			// A closed loop takes whatever CPU there is: the members and the
-			// generator wait for each other, and only work beside them crowds
-			// the cluster out.
-			sev = finding.OK
-			obs += fmt.Sprintf(" (a closed loop's own: work besides the members and the generator took %s of the CPUs, under %s)", pct(other), pct(limCPU.Warn))
+			obs += " (" + why + ")"
 		}
 	}
 	return Check{Severity: sev, Observed: obs}
+}
+
+// waitExcused says why a wait for a CPU on this host is no want of CPU; "" when
+// it is one or the host's busy share is unknown. Waits while the CPUs still had
+// idle time under limCPU's warn level are the wake-up latency of many
+// short-lived threads (a closed loop of one client switches tens of thousands of
+// times a second); and a closed loop takes whatever CPU there is: the members and
+// the generator wait for each other, and only work beside them crowds the
+// cluster out.
+func waitExcused(in *Input) string {
+	b := in.Run.HostCPUBusy
+	if b == nil {
+		return ""
+	}
+	if *b < limCPU.Warn {
+		return fmt.Sprintf("under %s: wake-up latency, not a want of CPU", pct(limCPU.Warn))
+	}
+	if other, ok := othersCPU(in); !openLoop(in) && ok && other < limCPU.Warn {
+		return fmt.Sprintf("a closed loop's own: work besides the members and the generator took %s of the CPUs, under %s", pct(other), pct(limCPU.Warn))
+	}
+	return ""
 }
 
 // othersCPU is the share of the host's CPUs that work besides the members and

@@ -91,10 +91,12 @@ func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Work
 	began, ended := false, false
 	var psi *hardware.PressureMeter
 	var probes *diskProbes
+	var waits cpuWaits
 	cfg.WindowStart = func() {
 		scraper.Before(ctx)
 		scraper.Start(ctx)
 		psi = hardware.StartCPUPressure(os.DirFS("/"))
+		waits = startCPUWaits(run.Target.Members)
 		if !mc.NoDiskProbe {
 			probes = startDiskProbes(ctx, run.Target.Members)
 		}
@@ -110,6 +112,7 @@ func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Work
 		if busy, ok := psi.Busy(); ok {
 			run.HostCPUBusy = &busy
 		}
+		waits.stop(run)
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		run.Scrapes = scraper.After(sctx)
 		cancel()
@@ -263,4 +266,55 @@ func ReadMemberLimits(t *ClusterConn, run *results.Run) {
 		}
 		_ = hardware.ReadMember(nil, m, pid)
 	}
+}
+
+// cpuWaits are the run-queue waits, at the start of the measured window, of the
+// generator (pid 0 here) and of each member process on this host, by pid.
+type cpuWaits map[int]time.Duration
+
+// startCPUWaits reads the waits of the generator and of the local members
+// (results.Member.Pid) where the kernel keeps schedstat.
+func startCPUWaits(members []results.Member) cpuWaits {
+	w := cpuWaits{}
+	for _, pid := range append([]int{os.Getpid()}, pids(members)...) {
+		if d, err := hardware.RunQueueWait(nil, pid); err == nil {
+			w[pid] = d
+		}
+	}
+	return w
+}
+
+// stop records in run what each process waited for a CPU since start.
+func (w cpuWaits) stop(run *results.Run) {
+	since := func(pid int) (float64, bool) {
+		start, ok := w[pid]
+		if !ok {
+			return 0, false
+		}
+		d, err := hardware.RunQueueWait(nil, pid)
+		if err != nil || d < start {
+			return 0, false
+		}
+		return (d - start).Seconds(), true
+	}
+	if s, ok := since(os.Getpid()); ok {
+		run.Client.CPUWaitS = s
+	}
+	for i := range run.Target.Members {
+		m := &run.Target.Members[i]
+		if s, ok := since(m.Pid); ok && m.Pid > 0 && m.Pid != os.Getpid() {
+			m.CPUWaitS = &s
+		}
+	}
+}
+
+// pids are the processes of the members that run on this host.
+func pids(members []results.Member) []int {
+	var out []int
+	for _, m := range members {
+		if m.Pid > 0 && m.Pid != os.Getpid() {
+			out = append(out, m.Pid)
+		}
+	}
+	return out
 }
