@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -22,6 +25,7 @@ type serveFlags struct {
 	every, maxBackoff time.Duration
 	load, profile     string
 	listen, prefix    string
+	instance          string
 	diskDir           string
 	keep, probes      int
 	p99               time.Duration
@@ -44,7 +48,8 @@ func newServeCmd(a *app) *cobra.Command {
 	f.StringVar(&sf.load, "load", serve.LoadTiny, "probe load: tiny (10 req/s for 5 s), or etcdctl check perf's s, m, l, xl")
 	f.StringVar(&sf.profile, "profile", "", "profile name or YAML file of the probe's load instead of --load (its duration must fit in half of --every)")
 	f.StringVar(&sf.listen, "listen", serve.DefaultListen, "address of /metrics, /healthz and the status page (:9379 for every interface)")
-	f.StringVar(&sf.prefix, "prefix", defaultServePrefix, "key prefix the probes write under and delete after each probe; serve refuses to start when it holds keys")
+	f.StringVar(&sf.prefix, "prefix", defaultServePrefix, "key prefix of the canaries: each writes one key under <prefix><instance>/, bound to a lease, and sends no load while others' keys are there")
+	f.StringVar(&sf.instance, "instance", "", "name of this canary under --prefix, the same across its restarts (default: the host name)")
 	f.StringVar(&sf.diskDir, "disk-dir", "", "a folder on a member's data disk on this host for the light fsync probe (default: the embedded etcd's data dir; none for --endpoints)")
 	f.IntVar(&sf.keep, "keep", 24, "run files kept in --results-dir (the oldest of serve's are removed)")
 	f.IntVar(&sf.probes, "probes", 0, "stop after this many probes (0: run until SIGTERM or Ctrl-C)")
@@ -78,7 +83,13 @@ func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
 		return usageErr(err)
 	}
 	sched := serve.Schedule{Every: sf.every, MaxBackoff: sf.maxBackoff, Probes: sf.probes}
-	prober := &serve.Prober{Profile: p, Prefix: sf.prefix, CommandTimeout: a.conn.CommandTimeout, DialTimeout: a.conn.DialTimeout,
+	if sf.instance == "" {
+		if sf.instance, err = os.Hostname(); err != nil {
+			return usageErr(fmt.Errorf("--instance: no host name to default to: %w", err))
+		}
+	}
+	prober := &serve.Prober{Profile: p, ID: serve.Identity{Prefix: sf.prefix, Instance: sf.instance},
+		LeaseTTL: 3 * sched.Next(1<<10), CommandTimeout: a.conn.CommandTimeout, DialTimeout: a.conn.DialTimeout,
 		Keep: &serve.Keeper{Dir: a.resultsDir, N: sf.keep}}
 	prober.P99, prober.P99Source = check.P99Limit(sf.p99, p)
 	if err := prober.Validate(sf.every); err != nil {
@@ -101,17 +112,16 @@ func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
 	if prober.DiskDir == "" {
 		prober.DiskDir = t.DataDir()
 	}
-	if err := prober.CheckPrefix(ctx); err != nil {
-		return usageErr(err)
-	}
 	bi := buildInfo()
 	c := &serve.Canary{Schedule: sched, Exporter: serve.NewExporter(serve.BuildInfo{Version: bi.Version, Revision: bi.Commit, GoVersion: bi.Go}),
 		Page: &serve.Page{Target: strings.Join(t.Info.Endpoints, ",")}}
 	start := serve.Startup{Listen: l.Addr().String(), Endpoints: t.Info.Endpoints, Embedded: t.Info.Embedded, Profile: p.Name,
-		RatePerS: p.Rate, DurationS: time.Duration(p.Duration + p.Warmup).Seconds(), EveryS: sf.every.Seconds(), Prefix: sf.prefix,
+		RatePerS: p.Rate, DurationS: time.Duration(p.Duration + p.Warmup).Seconds(), EveryS: sf.every.Seconds(), Prefix: prober.ID.Dir(),
 		DiskDir: prober.DiskDir, ResultsDir: a.resultsDir, Keep: sf.keep}
 	if err := report.Print(a.stdout, a.output, start); err != nil {
 		return err
 	}
-	return c.Run(ctx, l, prober.Probe)
+	err = c.Run(ctx, l, prober.Probe)
+	// Revoking the lease deletes the canary's key, and only it.
+	return errors.Join(err, prober.Close(context.WithoutCancel(ctx)))
 }

@@ -50,8 +50,10 @@ func TestServeSIGTERM(t *testing.T) {
 	checkUntouched(t, cli)
 }
 
-// TestServeRefuses: a prefix holding keys, and a period too short for the
-// probe's load, are refused with one line and exit 2.
+// TestServeRefuses: bad flags (a period too short for the probe's load, a
+// profile serve does not probe with, an instance that is no directory name) are
+// refused with one line and exit 2; a key of someone else's under the prefix is
+// left alone.
 func TestServeRefuses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live run")
@@ -64,7 +66,8 @@ func TestServeRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--every", "1m"}, "prefix already holds keys"},
+		{[]string{"--profile", "kubernetes", "--every", "1h"}, "serve probes with puts and gets"},
+		{[]string{"--instance", "a/b"}, "must not hold a /"},
 		{[]string{"--every", "5s"}, "--every 5s is too short"},
 		{[]string{"--load", "xxl"}, "want tiny, s, m, l or xl"},
 		{[]string{"--load", "s", "--profile", "read-heavy"}, "not both"},

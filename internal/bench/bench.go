@@ -97,6 +97,10 @@ type Config struct {
 	Prefix string
 	Force  bool
 	KV     clientv3.KV // for the prefix check and the cleanup
+	// OwnKeys says the workload writes only exact keys it manages itself (serve's
+	// canary, which must never delete a key it did not write): Run neither checks
+	// the prefix nor deletes it afterwards.
+	OwnKeys bool
 
 	// CommandTimeout bounds the prefix check, as etcdctl's --command-timeout
 	// bounds a short command; zero is DefaultCommandTimeout. Without it the check
@@ -190,13 +194,16 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 		}
 		return nil
 	}
-	if err := CheckPrefix(ctx, cfg.KV, cfg.Prefix, cfg.Force, cfg.CommandTimeout); err != nil {
+	if err := CheckPrefix(ctx, cfg.KV, cfg.Prefix, cfg.Force || cfg.OwnKeys, cfg.CommandTimeout); err != nil {
 		if l := lost(); l != nil {
 			return l
 		}
 		return err
 	}
 	defer func() {
+		if cfg.OwnKeys {
+			return
+		}
 		if l := lost(); l != nil && !cfg.Connected() {
 			// Deleting would wait for a connection as long as it is allowed to.
 			err = fmt.Errorf("%w; the keys under %q could not be deleted", err, cfg.Prefix)

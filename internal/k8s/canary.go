@@ -24,7 +24,8 @@ type Canary struct {
 	Namespace string
 	Image     string
 	// Args are serve's flags (--endpoints among them); the manifest adds
-	// --every, --listen, --results-dir and, with TLSSecret, the TLS files.
+	// --every, --listen, --results-dir, --instance (the Deployment's name, so a
+	// new pod is the same canary) and, with TLSSecret, the TLS files.
 	Args      []string
 	Every     time.Duration
 	TLSSecret string
@@ -81,6 +82,7 @@ func (c Canary) ServeArgs() []string {
 		"--every=" + c.Every.String(),
 		fmt.Sprintf("--listen=:%d", CanaryPort),
 		"--results-dir=" + resultsDir,
+		"--instance=" + c.Name,
 	}
 	args = append(args, c.Args...)
 	if c.TLSSecret != "" {
@@ -177,15 +179,15 @@ func (c Canary) deployment() deployment {
 		APIVersion: "apps/v1", Kind: "Deployment",
 		Metadata: meta{Name: c.Name, Namespace: c.Namespace, Labels: c.labels()},
 		Spec: deploymentSpec{
-			// One pod, replaced by stopping it first: two canaries would probe the
-			// same prefix at once, and serve refuses a prefix that holds keys.
+			// One pod, replaced by stopping it first: two pods of one canary would
+			// write its one key at once.
 			Replicas: 1, Strategy: strategy{Type: "Recreate"},
 			Selector: labelSelector{MatchLabels: map[string]string{"etcdperf.io/canary": c.Name}},
 			Template: canaryPodTemplate{
 				Metadata: meta{Labels: c.labels()},
 				Spec: canaryPodSpec{
 					SecurityContext: podSecurity(),
-					// SIGTERM stops the probe in progress and deletes its keys (bench's cleanup, up to 30 s).
+					// SIGTERM stops the probe in progress and revokes the canary's lease (its one key).
 					TerminationGracePeriodSeconds: 45,
 					Containers:                    []canaryContainer{ctr},
 					Volumes:                       vols,

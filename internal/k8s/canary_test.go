@@ -47,7 +47,7 @@ func TestCanaryManifest(t *testing.T) {
 	}
 	pod := d.Spec.Template.Spec
 	c := pod.Containers[0]
-	want := []string{"serve", "--every=1m0s", "--listen=:9379", "--results-dir=/results", "--endpoints=https://etcd-0.etcd:2379",
+	want := []string{"serve", "--every=1m0s", "--listen=:9379", "--results-dir=/results", "--instance=" + testCanary().Name, "--endpoints=https://etcd-0.etcd:2379",
 		"--cacert=/etc/etcdperf/tls/ca.crt", "--cert=/etc/etcdperf/tls/tls.crt", "--key=/etc/etcdperf/tls/tls.key"}
 	if !slices.Equal(c.Command, []string{"etcdperf"}) || !slices.Equal(c.Args, want) {
 		t.Errorf("command %q args %q", c.Command, c.Args)

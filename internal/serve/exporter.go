@@ -27,6 +27,15 @@ const (
 	MetricHasLeader   = "etcdperf_cluster_has_leader"
 	MetricSkipped     = "etcdperf_probe_skipped_total"
 	MetricBuildInfo   = "etcdperf_build_info"
+
+	MetricDBSize          = "etcdperf_cluster_db_size_bytes"
+	MetricDBSizeInUse     = "etcdperf_cluster_db_size_in_use_bytes"
+	MetricRevision        = "etcdperf_cluster_revision"
+	MetricCompactRevision = "etcdperf_cluster_compact_revision"
+	MetricUncompacted     = "etcdperf_cluster_uncompacted_revisions"
+	MetricOwnRevisions    = "etcdperf_canary_revisions_total"
+	MetricOwnBytes        = "etcdperf_canary_written_bytes_total"
+	MetricForeignKeys     = "etcdperf_foreign_keys"
 )
 
 // Values of etcdperf_verdict_class and etcdperf_verdict_status.
@@ -89,8 +98,13 @@ type Exporter struct {
 	lastSuccess prometheus.Gauge
 	errors      *prometheus.CounterVec
 	probes      *prometheus.CounterVec
-	hasLeader   prometheus.Gauge
+	hasLeader   *prometheus.GaugeVec // no labels: absent until a probe knows
 	skipped     *prometheus.CounterVec
+
+	dbSize, dbInUse, revision *prometheus.GaugeVec // absent until known
+	compact, uncompacted      *prometheus.GaugeVec
+	ownRevisions, ownBytes    prometheus.Counter
+	foreign                   *prometheus.GaugeVec
 }
 
 // opHist is one op's cumulative latency histogram.
@@ -121,11 +135,24 @@ func NewExporter(b BuildInfo) *Exporter {
 			Help: "Failed probe requests, and probes that failed as a whole, by gRPC code name."}, []string{"code"}),
 		probes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricProbes,
 			Help: "Probes run, by result: pass, fail, invalid (the verdict's status) or error (no verdict)."}, []string{"result"}),
-		hasLeader: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricHasLeader,
-			Help: "1 when the cluster had a leader before the last probe, else 0 (and no load was sent)."}),
+		hasLeader: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricHasLeader,
+			Help: "1 when the cluster had a leader before the last probe, else 0 (and no load was sent); absent until a member answered."}, nil),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricSkipped,
 			Help: "Ticks on which no load was sent, by reason: no_leader, unreachable."}, []string{"reason"}),
 	}
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, nil)
+	}
+	e.dbSize = gauge(MetricDBSize, "Size of the backend database file of the member that answered the last status (etcd's etcd_mvcc_db_total_size_in_bytes).")
+	e.dbInUse = gauge(MetricDBSizeInUse, "Part of that file in use; the rest is freed pages that only a defragmentation returns.")
+	e.revision = gauge(MetricRevision, "The cluster's current revision before the last probe.")
+	e.compact = gauge(MetricCompactRevision, "The oldest revision still readable (the last compaction's), 0 when the cluster was never compacted.")
+	e.uncompacted = gauge(MetricUncompacted, "Revisions the cluster keeps since its last compaction: each holds a value in the database until a compaction.")
+	e.ownRevisions = prometheus.NewCounter(prometheus.CounterOpts{Name: MetricOwnRevisions,
+		Help: "Revisions this canary wrote (one put of its key per probe): its share of the database's growth on a cluster that never compacts."})
+	e.ownBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: MetricOwnBytes,
+		Help: "Bytes of key and value in the revisions this canary wrote."})
+	e.foreign = gauge(MetricForeignKeys, "Keys in the canary's own directory that it did not write, at the last look; while any is there, no load is sent.")
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricBuildInfo,
 		Help: "Always 1: the etcdperf build serving these metrics."}, []string{"version", "revision", "goversion"})
 	build.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
@@ -136,11 +163,12 @@ func NewExporter(b BuildInfo) *Exporter {
 	for _, r := range []string{finding.StatusPass, finding.StatusFail, finding.StatusInvalid, "error"} {
 		e.probes.WithLabelValues(r)
 	}
-	for _, r := range []string{SkipNoLeader, SkipUnreachable} {
+	for _, r := range []string{SkipNoLeader, SkipUnreachable, SkipForeign} {
 		e.skipped.WithLabelValues(r)
 	}
 	e.Registry.MustRegister(e.class, e.status, e.bottleneck, e.lastProbe, e.lastSuccess, e.errors,
 		e.probes, e.hasLeader, e.skipped, build, (*latencyCollector)(e),
+		e.dbSize, e.dbInUse, e.revision, e.compact, e.uncompacted, e.ownRevisions, e.ownBytes, e.foreign,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return e
 }
@@ -150,7 +178,21 @@ func (e *Exporter) Record(r Result) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if r.LeaderKnown {
-		e.hasLeader.Set(b2f(r.HasLeader))
+		e.hasLeader.WithLabelValues().Set(b2f(r.HasLeader))
+	}
+	if s := r.State; s.Known {
+		e.dbSize.WithLabelValues().Set(float64(s.DBSize))
+		e.dbInUse.WithLabelValues().Set(float64(s.DBSizeInUse))
+		e.revision.WithLabelValues().Set(float64(s.Revision))
+		if s.CompactKnown {
+			e.compact.WithLabelValues().Set(float64(s.CompactRevision))
+			e.uncompacted.WithLabelValues().Set(float64(s.Uncompacted()))
+		}
+		e.foreign.WithLabelValues().Set(float64(r.ForeignN))
+	}
+	if r.Revisions > 0 {
+		e.ownRevisions.Add(float64(r.Revisions))
+		e.ownBytes.Add(float64(r.WroteBytes))
 	}
 	e.bottleneck.Reset()
 	if !r.Ran() {

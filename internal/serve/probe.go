@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -26,17 +25,20 @@ import (
 // probe's load window.
 const DiskProbeBytes = 512 << 10
 
-// Prober runs serve's probe against one cluster: the profile's paced load under
-// Prefix (bench refuses a prefix that holds keys and deletes its own after every
-// probe, also when it is cancelled), the members' /metrics around it, a light
-// fsync probe of DiskDir when it is set, and check's default verdict over the
-// analysis.
+// Prober runs serve's probe against one cluster: the cluster's status, a
+// look for foreign keys in the canary's own directory, the paced Load of its
+// one key, the members' /metrics around it, a light fsync probe of DiskDir
+// when it is set, and check's default verdict over the analysis. It writes one
+// revision per probe, bound to a lease of LeaseTTL, and deletes nothing.
 type Prober struct {
 	Target  *conn.Session
 	Clients []*clientv3.Client
 	// Profile is the load of one probe; Validate bounds it.
 	Profile *profiles.Profile
-	Prefix  string
+	ID      Identity
+	// LeaseTTL is the life of the canary's key without a probe: long enough to
+	// outlast the longest back-off, so that a running canary keeps its key.
+	LeaseTTL time.Duration
 	// DiskDir is a folder on a member's data disk, on this host; "" probes no disk.
 	DiskDir string
 	// NewRun returns the header of a probe's run file (tool, flags, target).
@@ -44,21 +46,33 @@ type Prober struct {
 	// P99 and P99Source are the default verdict's threshold (check.P99Limit).
 	P99       time.Duration
 	P99Source string
-	// CommandTimeout bounds the leader check and the prefix check.
+	// CommandTimeout bounds the leader check and the key check.
 	CommandTimeout time.Duration
 	DialTimeout    time.Duration
 	// Keep, when set, stores each probe's run file (see Keeper).
 	Keep *Keeper
+
+	mu      sync.Mutex
+	lease   clientv3.LeaseID // the last probe's, revoked by Close
+	compact int64            // the last compact revision found
 }
+
+// ForeignLimit is how many foreign keys a probe names; it counts them all.
+const ForeignLimit = 5
 
 // Validate refuses a probe that could not finish within a tick or sends more
 // than it should: the profile's whole load (warm-up included) must fit in
-// every, with time to spare for the scrapes and the cleanup.
+// every, with time to spare for the scrapes, and its ops must be puts and
+// ranges (see NewLoad).
 func (p *Prober) Validate(every time.Duration) error {
 	load := time.Duration(p.Profile.Duration + p.Profile.Warmup)
+	if err := p.ID.Check(); err != nil {
+		return err
+	}
+	if _, err := NewLoad(p.Profile, []*clientv3.Client{nil}, p.ID); err != nil {
+		return err
+	}
 	switch {
-	case p.Prefix == "" || p.Prefix == "/":
-		return errors.New("--prefix must name a prefix of its own: serve deletes it after every probe")
 	case p.Profile.Rate <= 0:
 		return fmt.Errorf("profile %s has no rate: a canary's load must be paced", p.Profile.Name)
 	case load <= 0:
@@ -69,17 +83,28 @@ func (p *Prober) Validate(every time.Duration) error {
 	return nil
 }
 
-// CheckPrefix refuses to start when the prefix holds keys: serve did not write
-// them (it deletes its own after every probe), and it would delete them.
-func (p *Prober) CheckPrefix(ctx context.Context) error {
-	return bench.CheckPrefix(ctx, p.Target.Client, p.Prefix, false, p.CommandTimeout)
+// Close revokes the last probe's lease, which deletes the canary's key and
+// nothing else: only the canary binds keys to it.
+func (p *Prober) Close(ctx context.Context) error {
+	p.mu.Lock()
+	id := p.lease
+	p.lease = clientv3.NoLease
+	p.mu.Unlock()
+	if id == clientv3.NoLease {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.CommandTimeout)
+	defer cancel()
+	_, err := p.Target.Client.Revoke(ctx, id)
+	return err
 }
 
 // Probe runs one probe (a Probe).
 func (p *Prober) Probe(ctx context.Context) Result {
 	r := Result{Start: time.Now()}
 	defer func() { r.End = time.Now() }()
-	r.HasLeader, r.LeaderKnown, r.Err = p.leader(ctx)
+	var st *pb.StatusResponse
+	st, r.HasLeader, r.LeaderKnown, r.Err = p.leader(ctx)
 	switch {
 	case !r.LeaderKnown:
 		r.Skipped, r.Code = SkipUnreachable, Code(r.Err)
@@ -89,13 +114,28 @@ func (p *Prober) Probe(ctx context.Context) Result {
 		return r
 	}
 	r.Err = nil
-	w, cfg, err := profiles.Build(p.Profile, p.Clients, p.Prefix)
+	r.State = p.state(ctx, st)
+	cctx, cancel := context.WithTimeout(ctx, p.CommandTimeout)
+	r.Foreign, r.ForeignN, r.Err = p.ID.Foreign(cctx, p.Target.Client, ForeignLimit)
+	cancel()
+	switch {
+	case r.Err != nil:
+		r.Code = Code(r.Err)
+		return r
+	case r.ForeignN > 0:
+		r.Skipped = SkipForeign // another client writes in the canary's directory: no load
+		return r
+	}
+	w, err := NewLoad(p.Profile, p.Clients, p.ID)
+	if err == nil {
+		w.Lease, err = p.grant(ctx)
+	}
 	if err != nil {
 		r.Err, r.Code = err, Code(err)
 		return r
 	}
-	bench.UseDirect(w, p.Target.Direct)
-	cfg.KV, cfg.CommandTimeout = p.Target.Client, p.CommandTimeout
+	cfg := bench.Config{Workers: max(p.Profile.Clients, 1), Rate: p.Profile.Rate, Duration: time.Duration(p.Profile.Duration),
+		Warmup: time.Duration(p.Profile.Warmup), Prefix: p.ID.Dir(), OwnKeys: true, KV: p.Target.Client, CommandTimeout: p.CommandTimeout}
 	run := p.NewRun()
 	p.Profile.RecordIn(run.Flags)
 	// The round trips are Measure's, kept in the run (run.Network) and judged from there.
@@ -115,6 +155,9 @@ func (p *Prober) Probe(ctx context.Context) Result {
 	m := measure.Measure(ctx, &p.Target.ClusterConn, cfg, w, run, opts, measure.Config{ScrapeEvery: measure.DefaultScrapeEvery, DialTimeout: p.DialTimeout, NoDiskProbe: true})
 	wg.Wait()
 	r.Run = run
+	if w.Wrote > 0 {
+		r.Revisions, r.WroteBytes = 1, w.Wrote
+	}
 	if m.Err != nil {
 		r.Err, r.Code = m.Err, Code(m.Err)
 	}
@@ -150,7 +193,8 @@ func (p *Prober) Probe(ctx context.Context) Result {
 // afresh (blocking, with the session's WithBlock), and that dial to the lone
 // survivor of three timed out every time in TestServeNoLeader, so a cluster
 // without a leader read unreachable; why the dial fails is not known.
-func (p *Prober) leader(ctx context.Context) (has, known bool, err error) {
+// The first status that answered is returned.
+func (p *Prober) leader(ctx context.Context) (first *pb.StatusResponse, has, known bool, err error) {
 	mc := pb.NewMaintenanceClient(p.Target.Client.ActiveConnection())
 	for range p.Target.Info.Endpoints {
 		cctx, cancel := context.WithTimeout(ctx, p.CommandTimeout)
@@ -161,9 +205,30 @@ func (p *Prober) leader(ctx context.Context) (has, known bool, err error) {
 			continue
 		}
 		known = true
+		if first == nil {
+			first = st
+		}
 		if st.Leader != 0 {
-			return true, true, nil
+			return st, true, true, nil
 		}
 	}
-	return false, known, err
+	return first, false, known, err
+}
+
+// grant takes the probe's lease. A lease a probe, not one kept alive: a
+// canary cut off from its cluster for longer than the TTL finds its key gone
+// and writes it anew, with no keep-alive stream to mend. The previous lease
+// then holds no key and expires without a delete.
+func (p *Prober) grant(ctx context.Context) (clientv3.LeaseID, error) {
+	cctx, cancel := context.WithTimeout(ctx, p.CommandTimeout)
+	defer cancel()
+	ttl := max(int64(p.LeaseTTL/time.Second), MinLeaseTTL)
+	l, err := p.Target.Client.Grant(cctx, ttl)
+	if err != nil {
+		return clientv3.NoLease, fmt.Errorf("lease: %w", err)
+	}
+	p.mu.Lock()
+	p.lease = l.ID
+	p.mu.Unlock()
+	return l.ID, nil
 }

@@ -26,7 +26,7 @@ const LoadTiny = "tiny"
 //go:embed tiny.yaml
 var tinyYAML []byte
 
-// TinyProfile is the default probe: 10 requests/s for 5 s, half puts, half gets.
+// TinyProfile is the default probe: 10 requests/s for 5 s, half writes, half gets.
 func TinyProfile() (*profiles.Profile, error) {
 	return profiles.Parse("serve-tiny", tinyYAML)
 }
@@ -35,6 +35,8 @@ func TinyProfile() (*profiles.Profile, error) {
 const (
 	SkipNoLeader    = "no_leader"
 	SkipUnreachable = "unreachable"
+	// SkipForeign: keys the canary did not write are in its directory.
+	SkipForeign = "foreign_keys"
 )
 
 // Result is what one tick did.
@@ -54,6 +56,15 @@ type Result struct {
 	Analysis analyze.Result
 	Verdict  finding.Verdict
 	RunFile  string
+	// State is the cluster's footprint before the load.
+	State ClusterState
+	// Foreign names up to ForeignLimit keys in the canary's directory it did
+	// not write; ForeignN counts them all.
+	Foreign  []string
+	ForeignN int64
+	// Revisions is how many revisions the probe wrote (0 or 1), of WroteBytes
+	// of key and value.
+	Revisions, WroteBytes int
 }
 
 // Ran says whether the probe sent load and produced a verdict.

@@ -175,7 +175,7 @@ func TestValidate(t *testing.T) {
 		{"", time.Minute, false},
 		{"/", time.Minute, false},
 	} {
-		pr := &Prober{Profile: p, Prefix: c.prefix}
+		pr := &Prober{Profile: p, ID: Identity{Prefix: c.prefix, Instance: "a"}}
 		if err := pr.Validate(c.every); (err == nil) != c.ok {
 			t.Errorf("prefix %q every %s: %v, want ok=%v", c.prefix, c.every, err, c.ok)
 		}
