@@ -242,7 +242,8 @@ func TestServeLive(t *testing.T) {
 }
 
 // TestServeSafety: a key of someone else's in the canary's directory stops
-// the load (a skip, not a crash) and survives; a key put there mid-probe
+// the load (a skip, not a crash) and survives; the key a killed run of the
+// same canary left is its own, taken over and then deleted; a key put there mid-probe
 // survives too; cancelling (SIGTERM) mid-probe stops it, and Close leaves no
 // key of the canary's.
 func TestServeSafety(t *testing.T) {
@@ -274,6 +275,31 @@ func TestServeSafety(t *testing.T) {
 	}
 	if _, err := tg.Client.Delete(ctx, theirs); err != nil { // its owner takes it away
 		t.Fatal(err)
+	}
+
+	// What a SIGKILLed run of the same instance leaves: its key, with the
+	// marker, bound to the lease of its last probe.
+	old, err := tg.Client.Grant(ctx, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tg.Client.Put(ctx, pr.ID.Key(), pr.ID.Marker()+"2026-01-01T00:00:00Z", clientv3.WithLease(old.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if r := pr.Probe(ctx); !r.Ran() || r.ForeignN != 0 || r.Revisions != 1 {
+		t.Errorf("probe beside its own leftover: ran %v, foreign %d, revisions %d, err %v", r.Ran(), r.ForeignN, r.Revisions, r.Err)
+	}
+	if _, err := tg.Client.Revoke(ctx, old.ID); err != nil { // the old lease expires
+		t.Fatal(err)
+	}
+	if n := keysUnder(t, tg.Client, prefix); n != 1 {
+		t.Errorf("%d keys after the leftover's lease ended, want the canary's key, now on its own lease", n)
+	}
+	if err := pr.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := keysUnder(t, tg.Client, prefix); n != 0 {
+		t.Errorf("%d keys after Close, want none", n)
 	}
 
 	pr = testProber(t, tg, prefix, 20, time.Minute, nil) // a probe far longer than the test waits
