@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/profiles"
@@ -95,27 +97,37 @@ func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
 	if err := prober.Validate(sf.every); err != nil {
 		return usageErr(err)
 	}
+	// The results dir is a flag like the others: refused before anything starts.
+	if err := results.CheckWritable(a.resultsDir, ""); err != nil {
+		return usageErr(err)
+	}
 	l, err := net.Listen("tcp", sf.listen)
 	if err != nil {
 		return usageErr(err)
 	}
 	defer l.Close()
 	ctx := cmd.Context()
-	t, clis, release, err := a.openLoad(ctx, max(p.Connections, 1))
-	if err != nil {
-		return err
+	prober.Connect = func(ctx context.Context) (*target, []*clientv3.Client, func(), error) {
+		return a.openLoad(ctx, max(p.Connections, 1))
 	}
-	defer release()
-	prober.Target, prober.Clients = t, clis
-	prober.NewRun = func() *results.Run { return a.newRun(cmd, "serve", t) }
+	prober.TLSFiles = slices.DeleteFunc([]string{a.conn.CACert, a.conn.Cert, a.conn.Key}, func(f string) bool { return f == "" })
+	prober.TLS, prober.Endpoints = a.conn.TLSConfig, a.conn.Endpoints
+	prober.NewRun = func(t *target) *results.Run { return a.newRun(cmd, "serve", t) }
 	prober.DiskDir = sf.diskDir
-	if prober.DiskDir == "" {
-		prober.DiskDir = t.DataDir()
+	endpoints := a.conn.Endpoints
+	if len(endpoints) == 0 {
+		// An embedded etcd starts here or never: it is no cluster to wait for.
+		if err := prober.Open(ctx); err != nil {
+			return err
+		}
+		endpoints = prober.Target.Info.Endpoints
 	}
+	// A cluster given by --endpoints is connected at the first probe and again
+	// while it fails: unreachable, it is a series on /metrics, not an exit.
 	bi := buildInfo()
 	c := &serve.Canary{Schedule: sched, Exporter: serve.NewExporter(serve.BuildInfo{Version: bi.Version, Revision: bi.Commit, GoVersion: bi.Go}),
-		Page: &serve.Page{Target: strings.Join(t.Info.Endpoints, ",")}}
-	start := serve.Startup{Listen: l.Addr().String(), Endpoints: t.Info.Endpoints, Embedded: t.Info.Embedded, Profile: p.Name,
+		Page: &serve.Page{Target: strings.Join(endpoints, ",")}}
+	start := serve.Startup{Listen: l.Addr().String(), Endpoints: endpoints, Embedded: len(a.conn.Endpoints) == 0, Profile: p.Name,
 		RatePerS: p.Rate, DurationS: time.Duration(p.Duration + p.Warmup).Seconds(), EveryS: sf.every.Seconds(), Prefix: prober.ID.Dir(),
 		DiskDir: prober.DiskDir, ResultsDir: a.resultsDir, Keep: sf.keep}
 	if err := report.Print(a.stdout, a.output, start); err != nil {

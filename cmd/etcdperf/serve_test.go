@@ -2,9 +2,19 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -80,4 +90,101 @@ func TestServeRefuses(t *testing.T) {
 	if n := prefixKeys(t, cli, "/etcdperf/serve/"); n != 1 {
 		t.Errorf("%d keys under the prefix after the refusal, want the 1 that was there", n)
 	}
+}
+
+// TestServeAlwaysReports: an unreachable cluster, a TLS handshake that fails
+// and a foreign key in the canary's directory keep the process running, with
+// /metrics saying why and /healthz up; SIGTERM then exits 0. A results dir
+// that cannot be written is a bad flag: exit 2, one line.
+func TestServeAlwaysReports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live run")
+	}
+	ep, cli := benchEtcd(t)
+	if _, err := cli.Put(context.Background(), "/etcdperf/serve/held/theirs", "x"); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, selfSignedPEM(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		reason string
+	}{
+		{"unreachable", []string{"--endpoints", closed}, "unreachable"},
+		{"tls", []string{"--endpoints", "https://" + strings.TrimPrefix(ep, "http://"), "--cacert", ca}, "tls"},
+		{"foreign", []string{"--endpoints", ep, "--instance", "held"}, "foreign_keys"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"serve", "--every", "10s", "--listen", "127.0.0.1:0", "-w", "json", "--results-dir", t.TempDir(), "--dial-timeout", "1s"}, c.args...)
+			s := startBin(t, t.TempDir(), args...)
+			var start struct {
+				Listen string `json:"listen"`
+			}
+			s.waitFor(t, "the startup line", func() bool { return json.Unmarshal(s.stdout.Bytes(), &start) == nil })
+			var metrics string
+			s.waitFor(t, "reason "+c.reason, func() bool {
+				metrics = httpBody(t, "http://"+start.Listen+"/metrics")
+				return strings.Contains(metrics, `etcdperf_probe_reason_info{reason="`+c.reason+`"} 1`)
+			})
+			if !strings.Contains(metrics, "\netcdperf_probe_up 0\n") {
+				t.Errorf("/metrics lacks etcdperf_probe_up 0")
+			}
+			if c.reason == "tls" && !strings.Contains(metrics, `etcdperf_tls_certificate_expiry_timestamp_seconds{file="`+ca+`"}`) {
+				t.Errorf("/metrics lacks the CA's expiry")
+			}
+			if body := httpBody(t, "http://"+start.Listen+"/healthz"); body != "ok\n" {
+				t.Errorf("/healthz: %q", body)
+			}
+			if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if !s.wait(45*time.Second) || s.code != ExitOK {
+				t.Errorf("exit %d after SIGTERM, want 0: %s", s.code, s.stderr.String())
+			}
+		})
+	}
+	if n := prefixKeys(t, cli, "/etcdperf/serve/held/"); n != 1 {
+		t.Errorf("%d keys in the held directory, want the foreign one", n)
+	}
+	r := runBin(t, nil, "serve", "--endpoints", ep, "--listen", "127.0.0.1:0", "--results-dir", "/proc/1")
+	if r.code != ExitError || !strings.Contains(r.stderr, "/proc/1") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("--results-dir /proc/1: exit %d, stderr %q; want 2 and one line", r.code, r.stderr)
+	}
+}
+
+// httpBody GETs url; "" when it does not answer.
+func httpBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// selfSignedPEM is a CA certificate of its own, valid for a day.
+func selfSignedPEM(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }

@@ -36,6 +36,10 @@ const (
 	MetricOwnRevisions    = "etcdperf_canary_revisions_total"
 	MetricOwnBytes        = "etcdperf_canary_written_bytes_total"
 	MetricForeignKeys     = "etcdperf_foreign_keys"
+
+	MetricUp         = "etcdperf_probe_up"
+	MetricReason     = "etcdperf_probe_reason_info"
+	MetricCertExpiry = "etcdperf_tls_certificate_expiry_timestamp_seconds"
 )
 
 // Values of etcdperf_verdict_class and etcdperf_verdict_status.
@@ -105,6 +109,8 @@ type Exporter struct {
 	compact, uncompacted      *prometheus.GaugeVec
 	ownRevisions, ownBytes    prometheus.Counter
 	foreign                   *prometheus.GaugeVec
+	up                        prometheus.Gauge
+	reason, certs             *prometheus.GaugeVec
 }
 
 // opHist is one op's cumulative latency histogram.
@@ -153,6 +159,13 @@ func NewExporter(b BuildInfo) *Exporter {
 	e.ownBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: MetricOwnBytes,
 		Help: "Bytes of key and value in the revisions this canary wrote."})
 	e.foreign = gauge(MetricForeignKeys, "Keys in the canary's own directory that it did not write, at the last look; while any is there, no load is sent.")
+	e.up = prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricUp,
+		Help: "1 when the last tick sent its load and every request succeeded, else 0 (etcdperf_probe_reason_info says why)."})
+	e.reason = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricReason,
+		Help: "Always 1: why the last tick was not a clean probe (ok, unreachable, tls, no_leader, foreign_keys, request_errors, error); starting until the first tick ends."}, []string{"reason"})
+	e.reason.WithLabelValues("starting").Set(1)
+	e.certs = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricCertExpiry,
+		Help: "Unix time the first certificate in each TLS file (--cacert, --cert) expires, read at every tick."}, []string{"file"})
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricBuildInfo,
 		Help: "Always 1: the etcdperf build serving these metrics."}, []string{"version", "revision", "goversion"})
 	build.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
@@ -169,6 +182,7 @@ func NewExporter(b BuildInfo) *Exporter {
 	e.Registry.MustRegister(e.class, e.status, e.bottleneck, e.lastProbe, e.lastSuccess, e.errors,
 		e.probes, e.hasLeader, e.skipped, build, (*latencyCollector)(e),
 		e.dbSize, e.dbInUse, e.revision, e.compact, e.uncompacted, e.ownRevisions, e.ownBytes, e.foreign,
+		e.up, e.reason, e.certs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return e
 }
@@ -177,6 +191,14 @@ func NewExporter(b BuildInfo) *Exporter {
 func (e *Exporter) Record(r Result) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	reason := r.Reason()
+	e.reason.Reset()
+	e.reason.WithLabelValues(reason).Set(1)
+	e.up.Set(b2f(reason == ReasonOK))
+	e.certs.Reset()
+	for f, t := range r.Certs {
+		e.certs.WithLabelValues(f).Set(float64(t.Unix()))
+	}
 	if r.LeaderKnown {
 		e.hasLeader.WithLabelValues().Set(b2f(r.HasLeader))
 	}

@@ -54,7 +54,7 @@ func testProber(t *testing.T, tg *conn.Session, prefix string, rate float64, dur
 	}
 	p.Rate, p.Duration = rate, profiles.Duration(dur)
 	return &Prober{Target: tg, Clients: []*clientv3.Client{tg.Client}, Profile: p, ID: Identity{Prefix: prefix, Instance: "test"}, LeaseTTL: time.Minute,
-		NewRun: func() *results.Run {
+		NewRun: func(*conn.Session) *results.Run {
 			return &results.Run{Version: results.Version, Command: "serve", StartedAt: time.Now().UTC(), Valid: true, Flags: map[string]string{}, Target: tg.Info}
 		},
 		P99: profiles.DefaultP99, P99Source: profiles.DefaultP99Source, CommandTimeout: 5 * time.Second, DialTimeout: 5 * time.Second, Keep: keep}

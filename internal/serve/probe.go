@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"sync"
 	"time"
@@ -31,8 +32,16 @@ const DiskProbeBytes = 512 << 10
 // when it is set, and check's default verdict over the analysis. It writes one
 // revision per probe, bound to a lease of LeaseTTL, and deletes nothing.
 type Prober struct {
-	Target  *conn.Session
-	Clients []*clientv3.Client
+	// Connect, when set, opens Target and Clients at the first probe and again
+	// after a failure or a change of TLSFiles; else Target is fixed.
+	Connect  Connector
+	TLSFiles []string // CA, certificate and key files: read again when they change
+	// TLS and Endpoints tell a connect that failed on TLS from an unreachable
+	// cluster: TLS builds the client's TLS config from the files (nil without TLS).
+	TLS       func() (*tls.Config, error)
+	Endpoints []string
+	Target    *conn.Session
+	Clients   []*clientv3.Client
 	// Profile is the load of one probe; Validate bounds it.
 	Profile *profiles.Profile
 	ID      Identity
@@ -42,7 +51,7 @@ type Prober struct {
 	// DiskDir is a folder on a member's data disk, on this host; "" probes no disk.
 	DiskDir string
 	// NewRun returns the header of a probe's run file (tool, flags, target).
-	NewRun func() *results.Run
+	NewRun func(*conn.Session) *results.Run
 	// P99 and P99Source are the default verdict's threshold (check.P99Limit).
 	P99       time.Duration
 	P99Source string
@@ -55,6 +64,8 @@ type Prober struct {
 	mu      sync.Mutex
 	lease   clientv3.LeaseID // the last probe's, revoked by Close
 	compact int64            // the last compact revision found
+	release func()           // closes what Connect opened
+	stamp   string           // of TLSFiles when Connect succeeded
 }
 
 // ForeignLimit is how many foreign keys a probe names; it counts them all.
@@ -84,13 +95,15 @@ func (p *Prober) Validate(every time.Duration) error {
 }
 
 // Close revokes the last probe's lease, which deletes the canary's key and
-// nothing else: only the canary binds keys to it.
+// nothing else (only the canary binds keys to it), and closes what Connect
+// opened.
 func (p *Prober) Close(ctx context.Context) error {
+	defer p.disconnect()
 	p.mu.Lock()
 	id := p.lease
 	p.lease = clientv3.NoLease
 	p.mu.Unlock()
-	if id == clientv3.NoLease {
+	if id == clientv3.NoLease || p.Target == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.CommandTimeout)
@@ -101,8 +114,12 @@ func (p *Prober) Close(ctx context.Context) error {
 
 // Probe runs one probe (a Probe).
 func (p *Prober) Probe(ctx context.Context) Result {
-	r := Result{Start: time.Now()}
+	r := Result{Start: time.Now(), Certs: CertExpiry(p.TLSFiles)}
 	defer func() { r.End = time.Now() }()
+	if r.Err = p.connect(ctx); r.Err != nil {
+		r.Skipped, r.Code = SkipUnreachable, Code(r.Err)
+		return r
+	}
 	var st *pb.StatusResponse
 	st, r.HasLeader, r.LeaderKnown, r.Err = p.leader(ctx)
 	switch {
@@ -136,7 +153,7 @@ func (p *Prober) Probe(ctx context.Context) Result {
 	}
 	cfg := bench.Config{Workers: max(p.Profile.Clients, 1), Rate: p.Profile.Rate, Duration: time.Duration(p.Profile.Duration),
 		Warmup: time.Duration(p.Profile.Warmup), Prefix: p.ID.Dir(), OwnKeys: true, KV: p.Target.Client, CommandTimeout: p.CommandTimeout}
-	run := p.NewRun()
+	run := p.NewRun(p.Target)
 	p.Profile.RecordIn(run.Flags)
 	// The round trips are Measure's, kept in the run (run.Network) and judged from there.
 	opts := analyze.Options{Clients: p.Profile.Clients}
