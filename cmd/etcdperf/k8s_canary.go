@@ -52,6 +52,7 @@ func newK8sCanaryCmd(a *app) *cobra.Command {
 	f.StringVar(&c.Memory, "memory", "256Mi", "memory the pod requests and is limited to (a Kubernetes quantity)")
 	f.StringVar(&c.Namespace, "namespace", "", "namespace of the objects (default: kubectl's)")
 	f.StringVar(&c.Name, "name", "etcdperf-canary", "name of the Deployment, Service, ServiceMonitor and PrometheusRule")
+	f.StringVar(&c.Cluster, "cluster-name", "", "cluster label of the canary's series that its alerts select (default: --name)")
 	f.StringVar(&c.TLSSecret, "tls-secret", "", "Secret with the client's ca.crt, tls.crt and tls.key")
 	f.DurationVar(&c.P99, "p99", 0, "probe p99 response time the latency alert fires above (default 100ms, etcd's 'apply request took too long')")
 	f.StringSliceVar(&ruleLabels, "rule-label", nil, "key=value label for the ServiceMonitor and PrometheusRule (the operator's selectors, e.g. release=prometheus); repeatable")

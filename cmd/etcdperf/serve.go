@@ -27,7 +27,7 @@ type serveFlags struct {
 	every, maxBackoff time.Duration
 	load, profile     string
 	listen, prefix    string
-	instance          string
+	instance, cluster string
 	diskDir           string
 	keep, probes      int
 	p99               time.Duration
@@ -51,6 +51,7 @@ func newServeCmd(a *app) *cobra.Command {
 	f.StringVar(&sf.profile, "profile", "", "profile name or YAML file of the probe's load instead of --load (its duration must fit in half of --every)")
 	f.StringVar(&sf.listen, "listen", serve.DefaultListen, "address of /metrics, /healthz and the status page (:9379 for every interface)")
 	f.StringVar(&sf.prefix, "prefix", defaultServePrefix, "key prefix of the canaries: each writes one key under <prefix><instance>/, bound to a lease, and sends no load while others' keys are there")
+	f.StringVar(&sf.cluster, "cluster-name", "", "cluster label of every etcdperf_ series, which the alert rules select (k8s canary sets it)")
 	f.StringVar(&sf.instance, "instance", "", "name of this canary under --prefix, the same across its restarts (default: the host name)")
 	f.StringVar(&sf.diskDir, "disk-dir", "", "a folder on a member's data disk on this host for the light fsync probe (default: the embedded etcd's data dir; none for --endpoints)")
 	f.IntVar(&sf.keep, "keep", 24, "run files kept in --results-dir (the oldest of serve's are removed)")
@@ -125,7 +126,7 @@ func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
 	// A cluster given by --endpoints is connected at the first probe and again
 	// while it fails: unreachable, it is a series on /metrics, not an exit.
 	bi := buildInfo()
-	c := &serve.Canary{Schedule: sched, Exporter: serve.NewExporter(serve.BuildInfo{Version: bi.Version, Revision: bi.Commit, GoVersion: bi.Go}),
+	c := &serve.Canary{Schedule: sched, Exporter: serve.NewExporter(serve.BuildInfo{Version: bi.Version, Revision: bi.Commit, GoVersion: bi.Go}, sf.cluster),
 		Page: &serve.Page{Target: strings.Join(endpoints, ",")}}
 	start := serve.Startup{Listen: l.Addr().String(), Endpoints: endpoints, Embedded: len(a.conn.Endpoints) == 0, Profile: p.Name,
 		RatePerS: p.Rate, DurationS: time.Duration(p.Duration + p.Warmup).Seconds(), EveryS: sf.every.Seconds(), Prefix: prober.ID.Dir(),

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -33,13 +34,21 @@ type Canary struct {
 	Memory    string
 	// P99 is the probe latency alert's threshold.
 	P99 time.Duration
+	// Cluster is the cluster label of the canary's series (serve's
+	// --cluster-name) that the rules select; "" is Name.
+	Cluster string
+	// Runbooks is the page the runbook_url annotations point into; "" is
+	// DefaultRunbooks.
+	Runbooks string
+	// MinFor shortens the warnings' for: below MixinFor (tests only).
+	MinFor time.Duration
 	// RuleLabels are added to the ServiceMonitor and the PrometheusRule, for the
 	// operator's serviceMonitorSelector and ruleSelector (e.g. release=prometheus).
 	RuleLabels map[string]string
 }
 
 // flags the canary manifest sets itself.
-var canaryOwnFlags = []string{"every", "listen", "results-dir", "run-file", "probes"}
+var canaryOwnFlags = []string{"every", "listen", "results-dir", "run-file", "probes", "instance", "cluster-name"}
 
 // Validate checks the canary before writing it.
 func (c Canary) Validate() error {
@@ -52,6 +61,8 @@ func (c Canary) Validate() error {
 		return errors.New("--image must not be empty")
 	case c.Every < time.Second || c.Every%time.Second != 0:
 		return fmt.Errorf("--every %s: want whole seconds, at least 1s", c.Every)
+	case strings.ContainsAny(c.Cluster, "\"\\\n"):
+		return fmt.Errorf("--cluster-name %q: no quotes, backslashes or newlines (it goes into the rules' selectors)", c.Cluster)
 	case c.P99 <= 0:
 		return fmt.Errorf("--p99 %s: want a positive duration", c.P99)
 	case c.TLSSecret != "" && !dns1123.MatchString(strings.ReplaceAll(c.TLSSecret, ".", "-")):
@@ -83,6 +94,7 @@ func (c Canary) ServeArgs() []string {
 		fmt.Sprintf("--listen=:%d", CanaryPort),
 		"--results-dir=" + resultsDir,
 		"--instance=" + c.Name,
+		"--cluster-name=" + c.cluster(),
 	}
 	args = append(args, c.Args...)
 	if c.TLSSecret != "" {
@@ -234,71 +246,92 @@ func (c Canary) prometheusRule() prometheusRule {
 	}
 }
 
-// Alert names of the canary's rules.
+// Alert names of the canary's rules; docs/canary.md has a runbook section
+// for each, whose anchor is the name in lower case.
 const (
-	AlertDiskFail      = "EtcdperfDiskFail"
-	AlertClassFail     = "EtcdperfClassFail"
+	AlertCanaryDown    = "EtcdperfCanaryDown"
 	AlertNoSuccess     = "EtcdperfNoSuccessfulProbe"
 	AlertNoLeader      = "EtcdperfNoLeader"
+	AlertDiskFail      = "EtcdperfDiskSlow"
+	AlertClassFail     = "EtcdperfClassFail"
 	AlertLatencyHigh   = "EtcdperfProbeLatencyHigh"
+	AlertForeignKeys   = "EtcdperfForeignKeys"
+	AlertCertExpiry    = "EtcdperfCertificateExpiry"
+	AlertNeverCompacts = "EtcdperfClusterNeverCompacted"
 	noSuccessTicks     = 3
 	latencyWindowTicks = 10
 )
 
-// ruleGroups are the canary's alerts, timed in probe periods (ticks):
-//   - the disk class fail on two probes in a row (the series held fail for 1.5
-//     periods: longer than one probe's, shorter than two);
-//   - any other class fail on two probes in a row;
-//   - no successful probe (load sent, every request served, a verdict made) for
-//     three periods, counted from the canary's start before its first success;
-//   - no leader for 1 m, as the etcd mixin's etcdNoLeader;
-//   - the probe's p99 response time over the last 10 probes (at least 5 m)
-//     above P99 for two periods.
+// DefaultRunbooks is where the runbook_url annotations point: the canary's
+// doc page, an anchor per alert.
+const DefaultRunbooks = "https://github.com/etcdperf/etcdperf/blob/main/docs/canary.md"
+
+// MixinFor is the etcd mixin's for: of its warnings on latency and disk
+// (etcdHighFsyncDurations, etcdHighCommitDurations, etcdGRPCRequestsSlow: 10m;
+// etcd-io/etcd contrib/mixin/alerts/alerts.libsonnet): a canary's alert on
+// the same signals waits as long.
+const MixinFor = 10 * time.Minute
+
+// ruleGroups are the canary's alerts. Every rule selects this canary's job
+// and cluster, so canaries at other periods or of other clusters are judged
+// by their own rules; each waits (for:) in probe periods (ticks) and at least
+// as long as the mixin's alert on the same signal. Severities (docs/canary.md):
+// critical only where the mixin pages (no leader) or where the cluster served
+// no probe at all for the mixin's 10 minutes; the verdict classes grade against
+// the hardware guide's thresholds (WAL fsync p99 10 ms), far below the
+// mixin's page (1 s), and stay warnings.
 func (c Canary) ruleGroups() []ruleGroup {
 	every := c.Every
-	twoTicks := promDuration(every * 3 / 2)
+	warnFor := promDuration(max(c.minFor(), 2*every))
 	latWin := promDuration(max(5*time.Minute, latencyWindowTicks*every))
 	p99 := strconv.FormatFloat(c.P99.Seconds(), 'g', -1, 64)
+	sel := fmt.Sprintf(`job=%q,cluster=%q`, c.Name, c.cluster())
+	by := "job, cluster, instance"
+	mk := func(alert, severity, forDur, expr, summary string) rule {
+		return rule{Alert: alert, Expr: expr, For: forDur, Labels: map[string]string{"severity": severity},
+			Annotations: map[string]string{"summary": summary, "runbook_url": c.runbooks() + "#" + strings.ToLower(alert)}}
+	}
 	return []ruleGroup{{
-		Name: "etcdperf-canary",
+		Name: c.Name,
 		Rules: []rule{
-			{Alert: AlertDiskFail, Expr: `etcdperf_verdict_class{class="disk"} == 2`, For: twoTicks,
-				Labels: map[string]string{"severity": "critical"},
-				Annotations: map[string]string{
-					"summary":     "etcd's disk is too slow: disk graded fail on two probes in a row",
-					"description": "etcdperf serve at {{ $labels.instance }}: WAL fsync, backend commit or the fsync probe over its fail threshold (etcd FAQ; OpenShift 20 ms). Evidence: its status page and latest run file.",
-				}},
-			{Alert: AlertClassFail, Expr: `etcdperf_verdict_class{class!="disk"} == 2`, For: twoTicks,
-				Labels: map[string]string{"severity": "warning"},
-				Annotations: map[string]string{
-					"summary":     "{{ $labels.class }} graded fail on two probes in a row",
-					"description": "etcdperf serve at {{ $labels.instance }}: see its status page for the evidence and the threshold's source.",
-				}},
-			{Alert: AlertNoSuccess,
-				Expr: fmt.Sprintf("time() - ((etcdperf_last_success_timestamp_seconds > 0) or on (job, instance) (process_start_time_seconds and on (job, instance) etcdperf_build_info)) > %d",
-					int((noSuccessTicks * every).Seconds())),
-				Labels: map[string]string{"severity": "critical"},
-				Annotations: map[string]string{
-					"summary":     fmt.Sprintf("no successful probe for %d periods (%s)", noSuccessTicks, promDuration(noSuccessTicks*every)),
-					"description": "etcdperf serve at {{ $labels.instance }} cannot probe the cluster (unreachable, no leader, or failed requests): see etcdperf_probe_errors_total and etcdperf_probe_skipped_total.",
-				}},
-			{Alert: AlertNoLeader, Expr: `etcdperf_cluster_has_leader == 0`, For: "1m",
-				Labels: map[string]string{"severity": "critical"},
-				Annotations: map[string]string{
-					"summary":     "etcd has no leader; the canary sends no load",
-					"description": "etcdperf serve at {{ $labels.instance }} found no member that knows a leader for 1m (as the etcd mixin's etcdNoLeader).",
-				}},
-			{Alert: AlertLatencyHigh,
-				Expr:   fmt.Sprintf("histogram_quantile(0.99, sum by (job, instance, op, le) (rate(etcdperf_probe_latency_seconds_bucket[%s]))) > %s", latWin, p99),
-				For:    promDuration(2 * every),
-				Labels: map[string]string{"severity": "warning"},
-				Annotations: map[string]string{
-					"summary":     fmt.Sprintf("probe {{ $labels.op }} p99 over %s", c.P99),
-					"description": fmt.Sprintf("etcdperf serve at {{ $labels.instance }}: p99 response time over %s above %s (etcd warns 'apply request took too long' past 100 ms).", latWin, c.P99),
-				}},
+			mk(AlertCanaryDown, "warning", promDuration(c.minFor()),
+				fmt.Sprintf(`up{job=%q} == 0 or absent(etcdperf_build_info{%s})`, c.Name, sel),
+				"the etcdperf canary {{ $labels.job }} is down or not scraped: nothing watches its cluster from a client's side"),
+			mk(AlertNoSuccess, "critical", promDuration(max(c.minFor(), noSuccessTicks*every)),
+				fmt.Sprintf(`etcdperf_probe_up{%s} == 0 unless on (%s) etcdperf_probe_reason_info{%s,reason="foreign_keys"} == 1`, sel, by, sel),
+				"etcd cluster {{ $labels.cluster }}: the canary has had no successful probe for the whole for: window (etcdperf_probe_reason_info says why)"),
+			mk(AlertNoLeader, "critical", "1m", fmt.Sprintf(`etcdperf_cluster_has_leader{%s} == 0`, sel),
+				"etcd cluster {{ $labels.cluster }} has no leader (as the mixin's etcdNoLeader)"),
+			mk(AlertDiskFail, "warning", warnFor, fmt.Sprintf(`etcdperf_verdict_class{%s,class="disk"} == 2`, sel),
+				"etcd cluster {{ $labels.cluster }}: disk graded fail (WAL fsync or backend commit over the hardware guide's bounds)"),
+			mk(AlertClassFail, "warning", warnFor, fmt.Sprintf(`etcdperf_verdict_class{%s,class!="disk"} == 2`, sel),
+				"etcd cluster {{ $labels.cluster }}: {{ $labels.class }} graded fail"),
+			mk(AlertLatencyHigh, "warning", warnFor,
+				fmt.Sprintf("histogram_quantile(0.99, sum by (job, cluster, op, le) (rate(etcdperf_probe_latency_seconds_bucket{%s}[%s]))) > %s", sel, latWin, p99),
+				fmt.Sprintf("etcd cluster {{ $labels.cluster }}: the canary's {{ $labels.op }} p99 over %s is above %s", latWin, c.P99)),
+			mk(AlertForeignKeys, "warning", warnFor, fmt.Sprintf(`etcdperf_foreign_keys{%s} > 0`, sel),
+				"etcd cluster {{ $labels.cluster }}: keys the canary did not write are in its directory; it sends no load"),
+			mk(AlertCertExpiry, "warning", "1h", fmt.Sprintf(`etcdperf_tls_certificate_expiry_timestamp_seconds{%s} - time() < 7 * 86400`, sel),
+				"etcd cluster {{ $labels.cluster }}: the canary's certificate {{ $labels.file }} expires within a week"),
+			mk(AlertNeverCompacts, "warning", "1d",
+				fmt.Sprintf(`changes(etcdperf_cluster_compact_revision{%s}[1d]) == 0 and delta(etcdperf_cluster_revision{%s}[1d]) > 0`, sel, sel),
+				"etcd cluster {{ $labels.cluster }}: no compaction for a day while revisions grow; the database only grows"),
 		},
 	}}
 }
+
+// minFor is the shortest for: of the canary's warnings, MinFor or MixinFor.
+func (c Canary) minFor() time.Duration {
+	if c.MinFor > 0 {
+		return c.MinFor
+	}
+	return MixinFor
+}
+
+// cluster is the cluster label the rules select, the serve flag --cluster-name.
+func (c Canary) cluster() string { return cmp.Or(c.Cluster, c.Name) }
+
+func (c Canary) runbooks() string { return cmp.Or(c.Runbooks, DefaultRunbooks) }
 
 // promDuration writes d as Prometheus durations are written (1m30s, 45s).
 func promDuration(d time.Duration) string {

@@ -47,7 +47,7 @@ func TestCanaryManifest(t *testing.T) {
 	}
 	pod := d.Spec.Template.Spec
 	c := pod.Containers[0]
-	want := []string{"serve", "--every=1m0s", "--listen=:9379", "--results-dir=/results", "--instance=" + testCanary().Name, "--endpoints=https://etcd-0.etcd:2379",
+	want := []string{"serve", "--every=1m0s", "--listen=:9379", "--results-dir=/results", "--instance=" + testCanary().Name, "--cluster-name=" + testCanary().Name, "--endpoints=https://etcd-0.etcd:2379",
 		"--cacert=/etc/etcdperf/tls/ca.crt", "--cert=/etc/etcdperf/tls/tls.crt", "--key=/etc/etcdperf/tls/tls.key"}
 	if !slices.Equal(c.Command, []string{"etcdperf"}) || !slices.Equal(c.Args, want) {
 		t.Errorf("command %q args %q", c.Command, c.Args)
@@ -83,7 +83,10 @@ func TestCanaryManifest(t *testing.T) {
 			Endpoints []struct{ Port, Path, Interval string }
 			Groups    []struct {
 				Name  string
-				Rules []struct{ Alert, Expr, For string }
+				Rules []struct {
+					Alert, Expr, For string
+					Annotations      map[string]string
+				}
 			}
 		}
 	}
@@ -102,8 +105,16 @@ func TestCanaryManifest(t *testing.T) {
 			alerts = append(alerts, r.Alert)
 		}
 	}
-	if !slices.Equal(alerts, []string{AlertDiskFail, AlertClassFail, AlertNoSuccess, AlertNoLeader, AlertLatencyHigh}) {
+	if !slices.Equal(alerts, []string{AlertCanaryDown, AlertNoSuccess, AlertNoLeader, AlertDiskFail, AlertClassFail, AlertLatencyHigh,
+		AlertForeignKeys, AlertCertExpiry, AlertNeverCompacts}) {
 		t.Errorf("alerts %v", alerts)
+	}
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.For == "" || r.Annotations["runbook_url"] == "" || !strings.Contains(r.Expr, `job="etcdperf-canary"`) {
+				t.Errorf("%s: for %q, runbook %q, expr %s: want a for:, a runbook and the canary's job", r.Alert, r.For, r.Annotations["runbook_url"], r.Expr)
+			}
+		}
 	}
 	for _, l := range []map[string]string{sm.Metadata.Labels, pr.Metadata.Labels} {
 		if l["release"] != "prometheus" {
@@ -143,6 +154,7 @@ func TestCanaryRefuses(t *testing.T) {
 		{"bad name", func(c *Canary) { c.Name = "Bad_Name" }, "--name"},
 		{"subsecond every", func(c *Canary) { c.Every = 1500 * time.Millisecond }, "--every"},
 		{"bad cpu", func(c *Canary) { c.CPU = "lots" }, "--cpu"},
+		{"quoted cluster", func(c *Canary) { c.Cluster = `a"b` }, "--cluster-name"},
 		{"bad label", func(c *Canary) { c.RuleLabels = map[string]string{"a b": "c"} }, "--rule-labels"},
 	} {
 		cn := testCanary()
@@ -163,15 +175,24 @@ func TestPromDuration(t *testing.T) {
 }
 
 // TestCanaryRulesPromtool runs promtool test rules (testdata/canary-rules-test.yaml)
-// on the rule file the manifest ships, for --every 1m: each alert fires when it
-// should and not before, and not on what it should ignore.
+// on the rule files the manifest ships for two canaries of one cluster, at
+// --every 1m and 10m: each alert fires when it should and not before, and not
+// on what it should ignore, such as the other canary.
 func TestCanaryRulesPromtool(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		t.Skip("promtool is not installed (Debian: apt-get install -y prometheus; .ci/run installs it)")
 	}
 	dir := t.TempDir()
-	rules, err := CanaryRulesFile(testCanary())
+	fast := testCanary()
+	fast.Cluster = "prod"
+	slow := fast
+	slow.Name, slow.Every = "etcdperf-canary-slow", 10*time.Minute
+	rules, err := CanaryRulesFile(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowRules, err := CanaryRulesFile(slow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +200,7 @@ func TestCanaryRulesPromtool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string][]byte{"canary-rules.yaml": rules, "canary-rules-test.yaml": test} {
+	for name, b := range map[string][]byte{"canary-rules.yaml": rules, "canary-rules-slow.yaml": slowRules, "canary-rules-test.yaml": test} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -88,6 +88,11 @@ var LatencyBuckets = results.EtcdDiskBucketBounds
 // BuildInfo is what etcdperf_build_info carries.
 type BuildInfo struct{ Version, Revision, GoVersion string }
 
+// LabelCluster is the label every etcdperf_ series carries when serve has a
+// --cluster-name: the alert rules select the cluster by it, not by the
+// canary's pod (instance).
+const LabelCluster = "cluster"
+
 // Exporter holds the series of /metrics and updates them from each probe.
 type Exporter struct {
 	Registry *prometheus.Registry
@@ -121,9 +126,10 @@ type opHist struct {
 }
 
 // NewExporter registers every series in a registry of its own, with the Go
-// and process collectors, and sets the build info. Every class starts unknown
-// and the leader at 0 until the first probe says otherwise.
-func NewExporter(b BuildInfo) *Exporter {
+// and process collectors, and sets the build info; the etcdperf_ series carry
+// cluster as their cluster label unless it is "". Every class starts unknown;
+// the leader and the footprint series are absent until a probe knows them.
+func NewExporter(b BuildInfo, cluster string) *Exporter {
 	e := &Exporter{
 		Registry: prometheus.NewRegistry(),
 		latency:  map[string]*opHist{},
@@ -179,11 +185,15 @@ func NewExporter(b BuildInfo) *Exporter {
 	for _, r := range []string{SkipNoLeader, SkipUnreachable, SkipForeign} {
 		e.skipped.WithLabelValues(r)
 	}
-	e.Registry.MustRegister(e.class, e.status, e.bottleneck, e.lastProbe, e.lastSuccess, e.errors,
+	var own prometheus.Registerer = e.Registry
+	if cluster != "" {
+		own = prometheus.WrapRegistererWith(prometheus.Labels{LabelCluster: cluster}, e.Registry)
+	}
+	e.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	own.MustRegister(e.class, e.status, e.bottleneck, e.lastProbe, e.lastSuccess, e.errors,
 		e.probes, e.hasLeader, e.skipped, build, (*latencyCollector)(e),
 		e.dbSize, e.dbInUse, e.revision, e.compact, e.uncompacted, e.ownRevisions, e.ownBytes, e.foreign,
-		e.up, e.reason, e.certs,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		e.up, e.reason, e.certs)
 	return e
 }
 

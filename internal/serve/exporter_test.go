@@ -70,7 +70,7 @@ func gather(t *testing.T, e *Exporter, names ...string) string {
 
 // TestExporterRecord: each series follows the probes as its HELP says.
 func TestExporterRecord(t *testing.T) {
-	e := NewExporter(BuildInfo{Version: "v1.2.3", Revision: "abc", GoVersion: "go1.26"})
+	e := NewExporter(BuildInfo{Version: "v1.2.3", Revision: "abc", GoVersion: "go1.26"}, "")
 	if got := value(t, e.class.WithLabelValues("disk")); got != ClassUnknown {
 		t.Errorf("disk before any probe: %g, want unknown", got)
 	}
@@ -167,7 +167,7 @@ func grepLines(text, sub string) string {
 }
 
 func TestHelpDocumentsValues(t *testing.T) {
-	text := expose(t, NewExporter(BuildInfo{}))
+	text := expose(t, NewExporter(BuildInfo{}, ""))
 	for _, want := range []string{"0 ok, 1 warn, 2 fail, -1 unknown", "0 pass, 1 fail, 2 invalid"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("HELP texts do not say %q", want)
@@ -193,7 +193,7 @@ func TestCode(t *testing.T) {
 }
 
 func TestHealthz(t *testing.T) {
-	c := &Canary{Exporter: NewExporter(BuildInfo{}), Page: &Page{}, Schedule: Schedule{Every: time.Millisecond}}
+	c := &Canary{Exporter: NewExporter(BuildInfo{}, ""), Page: &Page{}, Schedule: Schedule{Every: time.Millisecond}}
 	c.started = time.Now()
 	get := func() int {
 		rec := httptest.NewRecorder()
@@ -239,5 +239,19 @@ func TestKeeper(t *testing.T) {
 	}
 	if _, err := results.ReadFile(paths[4]); err != nil {
 		t.Errorf("kept run file does not read: %v", err)
+	}
+}
+
+// TestExporterCluster: with a cluster name every etcdperf_ series carries it
+// as its cluster label (the rules select by it); the process' own do not.
+func TestExporterCluster(t *testing.T) {
+	text := expose(t, NewExporter(BuildInfo{}, "prod"))
+	for _, want := range []string{`etcdperf_probe_up{cluster="prod"} 0`, `etcdperf_probe_reason_info{cluster="prod",reason="starting"} 1`} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(text, "etcdperf_"))
+		}
+	}
+	if strings.Contains(text, `go_goroutines{cluster=`) || strings.Contains(text, MetricHasLeader+"{") {
+		t.Errorf("go_ series labelled, or the leader series present before a probe:\n%s", text)
 	}
 }

@@ -143,7 +143,7 @@ func TestServeLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := "http://" + l.Addr().String()
-	cn := &Canary{Exporter: NewExporter(BuildInfo{Version: "test"}), Page: &Page{Target: strings.Join(c.Endpoints(), ",")},
+	cn := &Canary{Exporter: NewExporter(BuildInfo{Version: "test"}, ""), Page: &Page{Target: strings.Join(c.Endpoints(), ",")},
 		Schedule: Schedule{Every: 5 * time.Second, Probes: probes}}
 	putsBefore, syncsBefore := putsServed(t, c), walSyncs(t, c)
 	var during string
@@ -261,7 +261,7 @@ func TestServeSafety(t *testing.T) {
 	if _, err := tg.Client.Put(ctx, theirs, "x"); err != nil {
 		t.Fatal(err)
 	}
-	e := NewExporter(BuildInfo{})
+	e := NewExporter(BuildInfo{}, "")
 	r := pr.Probe(ctx)
 	e.Record(r)
 	if r.Skipped != SkipForeign || r.ForeignN != 1 || len(r.Foreign) != 1 || r.Foreign[0] != theirs || r.Run != nil {
@@ -350,7 +350,7 @@ func TestServeNoLeader(t *testing.T) {
 	tg := connect(t, ctx, c.Endpoints())
 	pr := testProber(t, tg, "/etcdperf/serve-noleader/", 10, time.Second, nil)
 	pr.CommandTimeout = 2 * time.Second
-	e := NewExporter(BuildInfo{})
+	e := NewExporter(BuildInfo{}, "")
 	if r := pr.Probe(ctx); !r.Ran() || !r.HasLeader {
 		t.Fatalf("healthy cluster: ran %v, leader %v, err %v", r.Ran(), r.HasLeader, r.Err)
 	}

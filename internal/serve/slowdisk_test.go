@@ -65,7 +65,7 @@ func TestSlowDiskCanary(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules, err := k8s.CanaryRulesFile(k8s.Canary{Name: "etcdperf-canary", Image: "etcdperf", Args: []string{"--endpoints=x"},
-		Every: every, CPU: "1", Memory: "1Gi", P99: 100 * time.Millisecond})
+		Every: every, CPU: "1", Memory: "1Gi", P99: 100 * time.Millisecond, Cluster: "slow", MinFor: every})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,13 +78,13 @@ func TestSlowDiskCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cn := &Canary{Exporter: NewExporter(BuildInfo{Version: "test"}), Page: &Page{}, Schedule: Schedule{Every: every}}
+	cn := &Canary{Exporter: NewExporter(BuildInfo{Version: "test"}, "slow"), Page: &Page{}, Schedule: Schedule{Every: every}}
 	srv := &http.Server{Handler: cn.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	defer srv.Close()
 	base := "http://" + l.Addr().String()
 	promURL := promtest.Start(t, promtest.Options{Target: strings.TrimPrefix(member.ClientURL, "http://"),
-		Jobs: map[string]string{"etcdperf": l.Addr().String()}, RuleFiles: []string{rulesPath}})
+		Jobs: map[string]string{"etcdperf-canary": l.Addr().String()}, RuleFiles: []string{rulesPath}})
 	pc, err := api.NewClient(api.Config{Address: promURL})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestSlowDiskCanary(t *testing.T) {
 	}
 	tk := within("throttled", ClassFail)
 	t.Logf("/metrics while the disk is throttled:\n%s", excerpt(tk.metrics))
-	// The disk alert fires in Prometheus: fail on two probes in a row, held 1.5 periods.
+	// The disk alert fires in Prometheus: fail held for two periods (MinFor shortens the mixin's 10m).
 	var fired *v1.Alert
 	for i := 1; fired == nil && i <= 6; i++ {
 		next("throttled, waiting for the alert", i)
