@@ -100,6 +100,7 @@ func (e tlsError) Unwrap() error { return e.error }
 
 // disconnect closes the connection Connect opened.
 func (p *Prober) disconnect() {
+	p.closeMembers()
 	if p.release != nil {
 		p.release()
 	}

@@ -40,6 +40,17 @@ const (
 	MetricUp         = "etcdperf_probe_up"
 	MetricReason     = "etcdperf_probe_reason_info"
 	MetricCertExpiry = "etcdperf_tls_certificate_expiry_timestamp_seconds"
+
+	MetricMemberUp        = "etcdperf_member_up"
+	MetricMemberLatency   = "etcdperf_member_status_latency_seconds"
+	MetricMemberIsLeader  = "etcdperf_member_is_leader"
+	MetricMemberHasLeader = "etcdperf_member_has_leader"
+	MetricMemberDBSize    = "etcdperf_member_db_size_bytes"
+	MetricMemberAlarm     = "etcdperf_member_alarm"
+	MetricMemberInfo      = "etcdperf_member_info"
+
+	// LabelMember names a member: its name, or its ID in hex.
+	LabelMember = "member"
 )
 
 // Values of etcdperf_verdict_class and etcdperf_verdict_status.
@@ -116,6 +127,9 @@ type Exporter struct {
 	foreign                   *prometheus.GaugeVec
 	up                        prometheus.Gauge
 	reason, certs             *prometheus.GaugeVec
+
+	memberUp, memberLatency, memberIsLeader, memberHasLeader *prometheus.GaugeVec
+	memberDB, memberAlarm, memberInfo                        *prometheus.GaugeVec
 }
 
 // opHist is one op's cumulative latency histogram.
@@ -172,6 +186,16 @@ func NewExporter(b BuildInfo, cluster string) *Exporter {
 	e.reason.WithLabelValues("starting").Set(1)
 	e.certs = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricCertExpiry,
 		Help: "Unix time the first certificate in each TLS file (--cacert, --cert) expires, read at every tick."}, []string{"file"})
+	member := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, append([]string{LabelMember}, labels...))
+	}
+	e.memberUp = member(MetricMemberUp, "1 when the member answered Status on the canary's own connection to it within the command timeout, else 0.")
+	e.memberLatency = member(MetricMemberLatency, "Round trip of the member's Status at the last probe (seconds).")
+	e.memberIsLeader = member(MetricMemberIsLeader, "1 when the member said it leads, else 0.")
+	e.memberHasLeader = member(MetricMemberHasLeader, "1 when the member knows a leader, else 0 (as its etcd_server_has_leader).")
+	e.memberDB = member(MetricMemberDBSize, "Size of the member's backend database file (bytes).")
+	e.memberAlarm = member(MetricMemberAlarm, "Always 1: an alarm raised on the member (NOSPACE, CORRUPT).", "alarm")
+	e.memberInfo = member(MetricMemberInfo, "Always 1: the member's etcd version and the client URL the canary asks.", "version", "endpoint")
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricBuildInfo,
 		Help: "Always 1: the etcdperf build serving these metrics."}, []string{"version", "revision", "goversion"})
 	build.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
@@ -193,7 +217,8 @@ func NewExporter(b BuildInfo, cluster string) *Exporter {
 	own.MustRegister(e.class, e.status, e.bottleneck, e.lastProbe, e.lastSuccess, e.errors,
 		e.probes, e.hasLeader, e.skipped, build, (*latencyCollector)(e),
 		e.dbSize, e.dbInUse, e.revision, e.compact, e.uncompacted, e.ownRevisions, e.ownBytes, e.foreign,
-		e.up, e.reason, e.certs)
+		e.up, e.reason, e.certs,
+		e.memberUp, e.memberLatency, e.memberIsLeader, e.memberHasLeader, e.memberDB, e.memberAlarm, e.memberInfo)
 	return e
 }
 
@@ -211,6 +236,9 @@ func (e *Exporter) Record(r Result) {
 	}
 	if r.LeaderKnown {
 		e.hasLeader.WithLabelValues().Set(b2f(r.HasLeader))
+	}
+	if r.Members != nil {
+		e.recordMembers(r.Members)
 	}
 	if s := r.State; s.Known {
 		e.dbSize.WithLabelValues().Set(float64(s.DBSize))
@@ -274,6 +302,29 @@ func (e *Exporter) Record(r Result) {
 	e.probes.WithLabelValues(r.Verdict.Status).Inc()
 	if r.Err == nil && r.Run.Paced().Errors == 0 {
 		e.lastSuccess.Set(end)
+	}
+}
+
+// recordMembers replaces the per-member series with ms: a member removed
+// from the cluster leaves no series behind; one that does not answer reads
+// up 0 and keeps no other value.
+func (e *Exporter) recordMembers(ms []MemberState) {
+	for _, v := range []*prometheus.GaugeVec{e.memberUp, e.memberLatency, e.memberIsLeader, e.memberHasLeader, e.memberDB, e.memberAlarm, e.memberInfo} {
+		v.Reset()
+	}
+	for _, m := range ms {
+		e.memberUp.WithLabelValues(m.Name).Set(b2f(m.Up))
+		for _, a := range m.Alarms {
+			e.memberAlarm.WithLabelValues(m.Name, a).Set(1)
+		}
+		if !m.Up {
+			continue
+		}
+		e.memberLatency.WithLabelValues(m.Name).Set(m.Latency.Seconds())
+		e.memberIsLeader.WithLabelValues(m.Name).Set(b2f(m.IsLeader))
+		e.memberHasLeader.WithLabelValues(m.Name).Set(b2f(m.HasLeader))
+		e.memberDB.WithLabelValues(m.Name).Set(float64(m.DBSize))
+		e.memberInfo.WithLabelValues(m.Name, m.Version, m.Endpoint).Set(1)
 	}
 }
 

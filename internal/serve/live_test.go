@@ -2,12 +2,14 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -338,8 +340,10 @@ func TestServeSafety(t *testing.T) {
 	}
 }
 
-// TestServeNoLeader: with two of three members stopped, the survivor knows no
-// leader: the probe sends no load and the leader series reads 0.
+// TestServeNoLeader: member by member, a healthy cluster has three members up
+// and one leader; with one member stopped, that member reads up 0 and the
+// cluster is still probed; with two stopped, the survivor knows no leader:
+// the probe sends no load and the leader series read 0.
 func TestServeNoLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-member etcd")
@@ -350,14 +354,27 @@ func TestServeNoLeader(t *testing.T) {
 	tg := connect(t, ctx, c.Endpoints())
 	pr := testProber(t, tg, "/etcdperf/serve-noleader/", 10, time.Second, nil)
 	pr.CommandTimeout = 2 * time.Second
-	e := NewExporter(BuildInfo{}, "")
-	if r := pr.Probe(ctx); !r.Ran() || !r.HasLeader {
+	e := NewExporter(BuildInfo{}, "three")
+	r := pr.Probe(ctx)
+	if !r.Ran() || !r.HasLeader {
 		t.Fatalf("healthy cluster: ran %v, leader %v, err %v", r.Ran(), r.HasLeader, r.Err)
 	}
-	for _, m := range c.Members()[1:] {
-		m.Stop()
+	if up, leaders := memberCounts(r.Members); up != 3 || leaders != 1 {
+		t.Errorf("healthy cluster: %d members up, %d leaders; want 3 and 1: %+v", up, leaders, r.Members)
 	}
-	var r Result
+	stopped := c.Members()[1]
+	stopped.Stop()
+	r = pr.Probe(ctx)
+	e.Record(r)
+	text := expose(t, e)
+	t.Logf("/metrics with member %s stopped:\n%s", stopped.Name, grepLines(text, "etcdperf_member_"))
+	if up, _ := memberCounts(r.Members); up != 2 || !r.Ran() {
+		t.Errorf("one member stopped: %d up, ran %v (err %v); want 2 and a probe", up, r.Ran(), r.Err)
+	}
+	if !strings.Contains(text, fmt.Sprintf(`%s{cluster="three",member=%q} 0`, MetricMemberUp, stopped.Name)+"\n") {
+		t.Errorf("no up 0 for the stopped member %s", stopped.Name)
+	}
+	c.Members()[2].Stop()
 	for i := 0; i < 20; i++ { // the survivor notices within a few election timeouts
 		if r = pr.Probe(ctx); r.Skipped == SkipNoLeader {
 			break
@@ -374,4 +391,20 @@ func TestServeNoLeader(t *testing.T) {
 	if v := value(t, e.skipped.WithLabelValues(SkipNoLeader)); v != 1 {
 		t.Errorf("skipped{no_leader} = %g, want 1", v)
 	}
+	if up, leaders := memberCounts(r.Members); up != 1 || leaders != 0 || slices.ContainsFunc(r.Members, func(m MemberState) bool { return m.HasLeader }) {
+		t.Errorf("two members stopped: %d up, %d leaders: %+v; want the survivor alone, without a leader", up, leaders, r.Members)
+	}
+}
+
+// memberCounts counts the members up and those that lead.
+func memberCounts(ms []MemberState) (up, leaders int) {
+	for _, m := range ms {
+		if m.Up {
+			up++
+		}
+		if m.IsLeader {
+			leaders++
+		}
+	}
+	return up, leaders
 }

@@ -66,6 +66,9 @@ type Prober struct {
 	compact int64            // the last compact revision found
 	release func()           // closes what Connect opened
 	stamp   string           // of TLSFiles when Connect succeeded
+
+	memberList    []*pb.Member // the last member list read
+	memberClients map[string]*clientv3.Client
 }
 
 // ForeignLimit is how many foreign keys a probe names; it counts them all.
@@ -120,6 +123,7 @@ func (p *Prober) Probe(ctx context.Context) Result {
 		r.Skipped, r.Code = SkipUnreachable, Code(r.Err)
 		return r
 	}
+	r.Members = p.members(ctx)
 	var st *pb.StatusResponse
 	st, r.HasLeader, r.LeaderKnown, r.Err = p.leader(ctx)
 	switch {

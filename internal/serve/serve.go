@@ -62,6 +62,8 @@ type Result struct {
 	// not write; ForeignN counts them all.
 	Foreign  []string
 	ForeignN int64
+	// Members is each member's own answer, nil when the cluster was not reached.
+	Members []MemberState
 	// Certs is the expiry of the certificates in the TLS files, by file.
 	Certs map[string]time.Time
 	// Revisions is how many revisions the probe wrote (0 or 1), of WroteBytes

@@ -99,7 +99,7 @@ func TestSlowDiskCanary(t *testing.T) {
 		Run(pctx, cn.Schedule, pr.Probe, func(r Result) {
 			cn.Record(r)
 			_, text := get(t, base+"/metrics")
-			v, _ := sample(text, `etcdperf_verdict_class{class="disk"}`)
+			v, _ := sample(text, `etcdperf_verdict_class{class="disk",cluster="slow"}`)
 			select {
 			case ticks <- tick{disk: v, metrics: text, err: r.Err}:
 			case <-pctx.Done():
