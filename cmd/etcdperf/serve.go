@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -28,6 +29,7 @@ type serveFlags struct {
 	load, profile     string
 	listen, prefix    string
 	instance, cluster string
+	webConfig         string
 	diskDir           string
 	keep, probes      int
 	p99               time.Duration
@@ -51,6 +53,7 @@ func newServeCmd(a *app) *cobra.Command {
 	f.StringVar(&sf.profile, "profile", "", "profile name or YAML file of the probe's load instead of --load (its duration must fit in half of --every)")
 	f.StringVar(&sf.listen, "listen", serve.DefaultListen, "address of /metrics, /healthz and the status page (:9379 for every interface)")
 	f.StringVar(&sf.prefix, "prefix", defaultServePrefix, "key prefix of the canaries: each writes one key under <prefix><instance>/, bound to a lease, and sends no load while others' keys are there")
+	f.StringVar(&sf.webConfig, "web.config.file", "", "exporter-toolkit web config (TLS, client certificates, basic auth) for every path, as node_exporter's")
 	f.StringVar(&sf.cluster, "cluster-name", "", "cluster label of every etcdperf_ series, which the alert rules select (k8s canary sets it)")
 	f.StringVar(&sf.instance, "instance", "", "name of this canary under --prefix, the same across its restarts (default: the host name)")
 	f.StringVar(&sf.diskDir, "disk-dir", "", "a folder on a member's data disk on this host for the light fsync probe (default: the embedded etcd's data dir; none for --endpoints)")
@@ -98,6 +101,9 @@ func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
 	if err := prober.Validate(sf.every); err != nil {
 		return usageErr(err)
 	}
+	if err := web.Validate(sf.webConfig); err != nil {
+		return usageErr(fmt.Errorf("--web.config.file %s: %w", sf.webConfig, err))
+	}
 	// The results dir is a flag like the others: refused before anything starts.
 	if err := results.CheckWritable(a.resultsDir, ""); err != nil {
 		return usageErr(err)
@@ -127,7 +133,7 @@ func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
 	// while it fails: unreachable, it is a series on /metrics, not an exit.
 	bi := buildInfo()
 	c := &serve.Canary{Schedule: sched, Exporter: serve.NewExporter(serve.BuildInfo{Version: bi.Version, Revision: bi.Commit, GoVersion: bi.Go}, sf.cluster),
-		Page: &serve.Page{Target: strings.Join(endpoints, ",")}}
+		Page: &serve.Page{Target: strings.Join(endpoints, ",")}, WebConfigFile: sf.webConfig}
 	start := serve.Startup{Listen: l.Addr().String(), Endpoints: endpoints, Embedded: len(a.conn.Endpoints) == 0, Profile: p.Name,
 		RatePerS: p.Rate, DurationS: time.Duration(p.Duration + p.Warmup).Seconds(), EveryS: sf.every.Seconds(), Prefix: prober.ID.Dir(),
 		DiskDir: prober.DiskDir, ResultsDir: a.resultsDir, Keep: sf.keep}

@@ -78,6 +78,7 @@ func TestServeRefuses(t *testing.T) {
 	}{
 		{[]string{"--profile", "kubernetes", "--every", "1h"}, "serve probes with puts and gets"},
 		{[]string{"--instance", "a/b"}, "must not hold a /"},
+		{[]string{"--web.config.file", "/nonexistent/web.yml"}, "--web.config.file"},
 		{[]string{"--every", "5s"}, "--every 5s is too short"},
 		{[]string{"--load", "xxl"}, "want tiny, s, m, l or xl"},
 		{[]string{"--load", "s", "--profile", "read-heavy"}, "not both"},

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
 )
 
 // Canary is what serve runs: the scheduler's results go to the exporter and
@@ -18,6 +20,12 @@ type Canary struct {
 	Exporter *Exporter
 	Page     *Page
 	Schedule Schedule
+	// WebConfigFile is an exporter-toolkit web config (TLS, client
+	// certificates, basic auth), as node_exporter's --web.config.file; "" serves
+	// plain HTTP. It covers every path, /healthz too.
+	WebConfigFile string
+	// Logger takes the web server's messages; nil discards them.
+	Logger *slog.Logger
 
 	mu      sync.Mutex
 	started time.Time
@@ -71,7 +79,11 @@ func (c *Canary) Run(ctx context.Context, l net.Listener, probe Probe) error {
 	defer stop()
 	srv := &http.Server{Handler: c.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
+	logger := c.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	go func() { served <- web.Serve(l, srv, &web.FlagConfig{WebConfigFile: &c.WebConfigFile}, logger) }()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
