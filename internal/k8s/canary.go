@@ -167,7 +167,13 @@ func (c Canary) labelsWith(extra map[string]string) map[string]string {
 
 func (c Canary) deployment() deployment {
 	r := map[string]string{"cpu": c.CPU, "memory": c.Memory}
+	// /healthz answers once the HTTP server is up and while the scheduler ticks,
+	// whatever the cluster does: a cluster that is down is a series, never a
+	// restart. Startup allows a minute to come up; readiness takes the pod out
+	// of the Service only while it does not answer.
 	health := &httpProbe{HTTPGet: httpGet{Path: "/healthz", Port: "metrics"}, PeriodSeconds: 30, TimeoutSeconds: 5, FailureThreshold: 3}
+	ready := &httpProbe{HTTPGet: httpGet{Path: "/healthz", Port: "metrics"}, PeriodSeconds: 10, TimeoutSeconds: 5, FailureThreshold: 3}
+	startup := &httpProbe{HTTPGet: httpGet{Path: "/healthz", Port: "metrics"}, PeriodSeconds: 2, TimeoutSeconds: 2, FailureThreshold: 30}
 	ctr := canaryContainer{
 		container: container{
 			Name: "serve", Image: c.Image, Command: []string{"etcdperf"}, Args: c.ServeArgs(),
@@ -175,8 +181,10 @@ func (c Canary) deployment() deployment {
 			VolumeMounts:    []volumeMount{{Name: "results", MountPath: resultsDir}, {Name: "scratch", MountPath: scratchDir}},
 			SecurityContext: restricted(),
 		},
-		Ports:         []containerPort{{Name: "metrics", ContainerPort: CanaryPort, Protocol: "TCP"}},
-		LivenessProbe: health,
+		Ports:          []containerPort{{Name: "metrics", ContainerPort: CanaryPort, Protocol: "TCP"}},
+		LivenessProbe:  health,
+		ReadinessProbe: ready,
+		StartupProbe:   startup,
 	}
 	// Bounded: serve keeps --keep run files (24 by default, each well under a MiB).
 	vols := []canaryVolume{
@@ -199,6 +207,8 @@ func (c Canary) deployment() deployment {
 				Metadata: meta{Labels: c.labels()},
 				Spec: canaryPodSpec{
 					SecurityContext: podSecurity(),
+					// The canary talks to etcd, never to the Kubernetes API.
+					AutomountServiceAccountToken: false,
 					// SIGTERM stops the probe in progress and revokes the canary's lease (its one key).
 					TerminationGracePeriodSeconds: 45,
 					Containers:                    []canaryContainer{ctr},
@@ -378,15 +388,18 @@ type canaryPodTemplate struct {
 
 type canaryPodSpec struct {
 	SecurityContext               *podSecurityContext `yaml:"securityContext,omitempty"`
+	AutomountServiceAccountToken  bool                `yaml:"automountServiceAccountToken"`
 	TerminationGracePeriodSeconds int                 `yaml:"terminationGracePeriodSeconds"`
 	Containers                    []canaryContainer   `yaml:"containers"`
 	Volumes                       []canaryVolume      `yaml:"volumes,omitempty"`
 }
 
 type canaryContainer struct {
-	container     `yaml:",inline"`
-	Ports         []containerPort `yaml:"ports,omitempty"`
-	LivenessProbe *httpProbe      `yaml:"livenessProbe,omitempty"`
+	container      `yaml:",inline"`
+	Ports          []containerPort `yaml:"ports,omitempty"`
+	LivenessProbe  *httpProbe      `yaml:"livenessProbe,omitempty"`
+	ReadinessProbe *httpProbe      `yaml:"readinessProbe,omitempty"`
+	StartupProbe   *httpProbe      `yaml:"startupProbe,omitempty"`
 }
 
 type containerPort struct {

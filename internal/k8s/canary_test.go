@@ -55,6 +55,12 @@ func TestCanaryManifest(t *testing.T) {
 	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != CanaryPort || c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
 		t.Errorf("ports %+v liveness %+v", c.Ports, c.LivenessProbe)
 	}
+	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/healthz" || c.StartupProbe == nil || c.StartupProbe.HTTPGet.Path != "/healthz" {
+		t.Errorf("readiness %+v startup %+v", c.ReadinessProbe, c.StartupProbe)
+	}
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Errorf("automountServiceAccountToken %v, want false: the canary never calls the API", pod.AutomountServiceAccountToken)
+	}
 	if !labelsMatch(d.Spec.Selector.MatchLabels, d.Spec.Template.Labels) {
 		t.Errorf("selector %v does not select the pods %v", d.Spec.Selector.MatchLabels, d.Spec.Template.Labels)
 	}
