@@ -117,24 +117,27 @@ const (
 	colourP99        = "#0072b2" // the report's plot blue
 	colourP50        = "#009e73"
 	colourFailMarker = "#c2261d"
+	colourSkipMarker = "#777"
 )
 
-// plotSVG draws p50 and p99 per probe against time, fail verdicts marked red.
+// plotSVG draws p50 and p99 per probe against time, fail verdicts marked red;
+// a tick that sent no load (skipped: grey) or failed as a whole (error: red)
+// is a mark on the time axis, so a gap in the lines has its reason.
 func plotSVG(pts []Point) template.HTML {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="probe latency">`, plotW, plotH, plotW, plotH)
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="#fff" stroke="#999"/>`, plotL, plotT, plotW-plotL-plotR, plotH-plotT-plotB)
+	if len(pts) == 0 {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="14" fill="#555">no probe yet</text></svg>`, plotL+20, plotH/2)
+		return template.HTML(b.String())
+	}
 	var ran []Point
 	for _, pt := range pts {
 		if pt.P99 > 0 {
 			ran = append(ran, pt)
 		}
 	}
-	if len(ran) == 0 {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="14" fill="#555">no probe latency yet</text></svg>`, plotL+20, plotH/2)
-		return template.HTML(b.String())
-	}
-	t0, t1 := ran[0].T, ran[len(ran)-1].T
+	t0, t1 := pts[0].T, pts[len(pts)-1].T
 	span := max(t1.Sub(t0).Seconds(), 1)
 	ymax := 0.0
 	for _, pt := range ran {
@@ -163,16 +166,24 @@ func plotSVG(pts []Point) template.HTML {
 		}
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2.5" points="%s"/>`, colour, strings.Join(ps, " "))
 	}
-	line(colourP50, func(pt Point) float64 { return pt.P50 })
-	line(colourP99, func(pt Point) float64 { return pt.P99 })
-	for _, pt := range ran {
-		if pt.Status == finding.StatusFail {
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/>`, x(pt.T), y(pt.P99), colourFailMarker)
+	if len(ran) > 0 {
+		line(colourP50, func(pt Point) float64 { return pt.P50 })
+		line(colourP99, func(pt Point) float64 { return pt.P99 })
+	}
+	for _, pt := range pts {
+		switch {
+		case pt.P99 > 0 && pt.Status == finding.StatusFail:
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s"><title>fail</title></circle>`, x(pt.T), y(pt.P99), colourFailMarker)
+		case pt.P99 > 0:
+		case strings.HasPrefix(pt.Status, "skipped"):
+			fmt.Fprintf(&b, `<path class="skip" d="M%.1f %.1f l-5 9 h10 z" fill="%s"><title>%s</title></path>`, x(pt.T), y(0)-9, colourSkipMarker, template.HTMLEscapeString(pt.Status))
+		default:
+			fmt.Fprintf(&b, `<path class="err" d="M%.1f %.1f l8 8 m0 -8 l-8 8" stroke="%s" stroke-width="2"><title>%s</title></path>`, x(pt.T)-4, y(0)-9, colourFailMarker, template.HTMLEscapeString(pt.Status))
 		}
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="12" fill="%s">p99</text><text x="%d" y="%d" font-size="12" fill="%s">p50</text>`,
 		plotL+10, plotT+16, colourP99, plotL+50, plotT+16, colourP50)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="12" text-anchor="middle">response time per probe (ms); red: fail verdict</text></svg>`, plotW/2, plotH-6)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="12" text-anchor="middle">response time per probe (ms); red dot: fail verdict; grey triangle: skipped; red cross: probe failed</text></svg>`, plotW/2, plotH-6)
 	return template.HTML(b.String())
 }
 

@@ -40,7 +40,7 @@ func render(t *testing.T, p *Page, path string) (int, string) {
 }
 
 func TestPage(t *testing.T) {
-	if code, body := render(t, &Page{}, "/"); code != 200 || !strings.Contains(body, "no probe yet") || !strings.Contains(body, "no probe latency yet") {
+	if code, body := render(t, &Page{}, "/"); code != 200 || !strings.Contains(body, "no probe yet") || !strings.Contains(body, "<svg") {
 		t.Errorf("empty page: %d\n%s", code, body)
 	}
 	p := pageWithHistory(t)
@@ -62,6 +62,26 @@ func TestPage(t *testing.T) {
 	}
 	if n := len(p.history); n > int(HistoryWindow/time.Minute)+1 {
 		t.Errorf("%d points kept, want at most %d", n, int(HistoryWindow/time.Minute)+1)
+	}
+}
+
+// TestPlotMarks: a skipped tick and a failed probe are marks on the time axis,
+// with their reason as the mark's title.
+func TestPlotMarks(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	svg := string(plotSVG([]Point{
+		{T: t0, P50: 1, P99: 2, Status: finding.StatusPass},
+		{T: t0.Add(time.Minute), Status: "skipped: " + SkipUnreachable},
+		{T: t0.Add(2 * time.Minute), Status: "error"},
+		{T: t0.Add(3 * time.Minute), P50: 1, P99: 2, Status: finding.StatusPass},
+	}))
+	for _, want := range []string{`class="skip"`, "<title>skipped: unreachable</title>", `class="err"`, "<title>error</title>", "<polyline"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("plot lacks %q:\n%s", want, svg)
+		}
+	}
+	if svg := string(plotSVG([]Point{{T: t0, Status: "skipped: " + SkipNoLeader}})); !strings.Contains(svg, `class="skip"`) || strings.Contains(svg, "<polyline") {
+		t.Errorf("only a skip: %s", svg)
 	}
 }
 
