@@ -134,6 +134,7 @@ func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
 	bi := buildInfo()
 	c := &serve.Canary{Schedule: sched, Exporter: serve.NewExporter(serve.BuildInfo{Version: bi.Version, Revision: bi.Commit, GoVersion: bi.Go}, sf.cluster),
 		Page: &serve.Page{Target: strings.Join(endpoints, ",")}, WebConfigFile: sf.webConfig}
+	c.Page.Restore(prober.Keep.History()) // the page's plot survives a restart
 	start := serve.Startup{Listen: l.Addr().String(), Endpoints: endpoints, Embedded: len(a.conn.Endpoints) == 0, Profile: p.Name,
 		RatePerS: p.Rate, DurationS: time.Duration(p.Duration + p.Warmup).Seconds(), EveryS: sf.every.Seconds(), Prefix: prober.ID.Dir(),
 		DiskDir: prober.DiskDir, ResultsDir: a.resultsDir, Keep: sf.keep}

@@ -223,7 +223,8 @@ func TestKeeper(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	var paths []string
 	for i := range 5 {
-		run := &results.Run{Version: results.Version, Command: "serve", StartedAt: t0.Add(time.Duration(i) * time.Minute), Valid: true}
+		start := t0.Add(time.Duration(i) * time.Minute)
+		run := &results.Run{Version: results.Version, Command: "serve", StartedAt: start, EndedAt: start.Add(5 * time.Second), Valid: true}
 		p, err := k.Save(run)
 		if err != nil {
 			t.Fatal(err)
@@ -239,6 +240,16 @@ func TestKeeper(t *testing.T) {
 	}
 	if _, err := results.ReadFile(paths[4]); err != nil {
 		t.Errorf("kept run file does not read: %v", err)
+	}
+	// A restarted canary's page starts from the kept files, oldest first.
+	pts := k.History()
+	if len(pts) != 3 || !pts[0].T.Equal(t0.Add(2*time.Minute + 5*time.Second)) || pts[2].Status != "error" {
+		t.Errorf("history %+v, want the 3 kept probes from %s", pts, t0.Add(2*time.Minute))
+	}
+	p := &Page{}
+	p.Restore(pts)
+	if code, body := render(t, p, "/"); code != 200 || !strings.Contains(body, "last 3 probes") {
+		t.Errorf("restored page: %d, %q", code, body)
 	}
 }
 

@@ -36,6 +36,34 @@ func (k *Keeper) Save(run *results.Run) (string, error) {
 	return path, k.prune()
 }
 
+// History is the plot's points of the run files serve kept in Dir, oldest
+// first: a restarted canary's page starts with what it measured before. A
+// file that does not read is left out.
+func (k *Keeper) History() []Point {
+	files, err := filepath.Glob(filepath.Join(k.Dir, keepCommand+"-*.json"))
+	if err != nil {
+		return nil
+	}
+	slices.Sort(files)
+	var pts []Point
+	for _, f := range files {
+		run, err := results.ReadFile(f)
+		if err != nil || run.Command != keepCommand {
+			continue
+		}
+		pt := Point{T: run.EndedAt, Status: "error"}
+		if pt.T.IsZero() {
+			pt.T = run.StartedAt
+		}
+		if d := run.Diagnosis; d != nil && d.Verdict != nil {
+			pt.Status = d.Verdict.Status
+		}
+		pt.P50, pt.P99 = pacedLatency(run)
+		pts = append(pts, pt)
+	}
+	return pts
+}
+
 // prune removes the oldest of serve's run files in Dir beyond N. Their names
 // hold the start time in a layout that sorts as time does.
 func (k *Keeper) prune() error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/internal/units"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // HistoryWindow is how far back the status page's plot reaches; older points
@@ -42,11 +43,7 @@ func (p *Page) Record(r Result) {
 		pt.Status = "skipped: " + r.Skipped
 	case r.Ran():
 		pt.Status = r.Verdict.Status
-		for _, op := range r.Run.Ops {
-			if op.TargetRPS > 0 {
-				pt.P50, pt.P99 = max(pt.P50, op.Latency.P50), max(pt.P99, op.Latency.P99)
-			}
-		}
+		pt.P50, pt.P99 = pacedLatency(r.Run)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -57,6 +54,32 @@ func (p *Page) Record(r Result) {
 		cut++
 	}
 	p.history = append(p.history[:0], p.history[cut:]...)
+}
+
+// Restore starts the history with pts (Keeper.History), within HistoryWindow
+// of the newest.
+func (p *Page) Restore(pts []Point) {
+	if len(pts) == 0 {
+		return
+	}
+	last := pts[len(pts)-1].T
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pt := range pts {
+		if last.Sub(pt.T) <= HistoryWindow {
+			p.history = append(p.history, pt)
+		}
+	}
+}
+
+// pacedLatency is the p50 and p99 (ms) of the run's slowest paced op.
+func pacedLatency(run *results.Run) (p50, p99 float64) {
+	for _, op := range run.Ops {
+		if op.TargetRPS > 0 {
+			p50, p99 = max(p50, op.Latency.P50), max(p99, op.Latency.P99)
+		}
+	}
+	return p50, p99
 }
 
 // ServeHTTP renders the page.
