@@ -243,7 +243,7 @@ func TestKeeper(t *testing.T) {
 	}
 	// A restarted canary's page starts from the kept files, oldest first.
 	pts := k.History()
-	if len(pts) != 3 || !pts[0].T.Equal(t0.Add(2*time.Minute + 5*time.Second)) || pts[2].Status != "error" {
+	if len(pts) != 3 || !pts[0].T.Equal(t0.Add(2*time.Minute+5*time.Second)) || pts[2].Status != "error" {
 		t.Errorf("history %+v, want the 3 kept probes from %s", pts, t0.Add(2*time.Minute))
 	}
 	p := &Page{}
