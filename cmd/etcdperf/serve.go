@@ -101,6 +101,10 @@ func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
 	if err := prober.Validate(sf.every); err != nil {
 		return usageErr(err)
 	}
+	if strings.ContainsAny(sf.cluster, "\"\\\n") {
+		// k8s canary's rules select it in a quoted matcher.
+		return usageErr(fmt.Errorf("--cluster-name %q: no quotes, backslashes or newlines", sf.cluster))
+	}
 	if err := web.Validate(sf.webConfig); err != nil {
 		return usageErr(fmt.Errorf("--web.config.file %s: %w", sf.webConfig, err))
 	}
