@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -73,5 +74,36 @@ func TestRuleTable(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "| disk | wal fsync p99 (etcd_disk_wal_fsync_duration_seconds) | ok < 10 ms") {
 		t.Errorf("table lacks the WAL rule:\n%s", b.String())
+	}
+}
+
+// mdLink is a Markdown link or image target: ](target) or ](target "title").
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)[^)]*\)`)
+
+// TestDocsLinks: every relative link in README.md and docs/*.md leads to a file
+// of the repository, so moving reference text between pages cannot leave a
+// reader at a dead link. Web links and anchors within the page are not followed.
+func TestDocsLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join(root, "README.md"))
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(page), filepath.FromSlash(target))); err != nil {
+				rel, _ := filepath.Rel(root, page)
+				t.Errorf("%s links %s, which does not exist", rel, m[1])
+			}
+		}
 	}
 }
