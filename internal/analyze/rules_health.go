@@ -140,6 +140,9 @@ func stallRule(in *Input, lim Limits) Check {
 	if cost, ok := clientCost(in.Run, st.At, st.End()); ok && lim.Grade(st.Seconds) != finding.OK {
 		obs += "; " + cost.String()
 	}
+	if lim.Grade(st.Seconds).Bad() {
+		obs += "; " + stallCause(in, "", st)
+	}
 	return Check{Severity: lim.Grade(st.Seconds), Observed: obs}
 }
 
