@@ -41,7 +41,7 @@ const (
 const srcMemberSlow = "etcdperf: the members of one cluster serve the same requests, so a member ≥ 2× slower than the others is the member, not the cluster; the floor is the etcd FAQ's p99 fdatasync (10 ms), the failure etcd's slow-request bound (100 ms, 'apply request took too long') at ≥ 10×"
 
 // ruleMemberSlow localizes slow requests to the member that served them.
-var ruleMemberSlow = Rule{Class: finding.ClassHealth, Signal: "requests by member: the slowest member's p99 / the others' (run, lean transport)",
+var ruleMemberSlow = Rule{Class: finding.ClassHealth, Signal: "requests by member: the slowest member's service p99 / the others' (run, lean transport)",
 	Threshold: fmt.Sprintf("the others' is their upper median, each member with ≥ %d requests; warn: ≥ %s× and ≥ %s more; fail: ≥ %s× and ≥ %s",
 		minSamples, units.Trim(memberSlowRatio), units.Duration(memberSlowFloorMs/1000), units.Trim(memberFailRatio), units.Duration(memberFailMs/1000)),
 	Source: srcMemberSlow,
@@ -61,8 +61,10 @@ type memberP99 struct {
 	n        int64
 }
 
-// memberP99s are the members' quantiles of the run's paced requests (every op
-// but watch events), for members with minSamples requests or more.
+// memberP99s are the members' quantiles of the service time (from the send:
+// the member's own, where the response time also holds the wait for a client
+// that all members share) of the run's requests (every op but watch events),
+// for members with minSamples requests or more.
 func memberP99s(run *results.Run) []memberP99 {
 	hs := map[string]*memberP99{}
 	var order []string
@@ -77,7 +79,7 @@ func memberP99s(run *results.Run) []memberP99 {
 				order = append(order, m.Endpoint)
 			}
 			hs[m.Endpoint].n += m.Requests
-			merged[m.Endpoint] = append(merged[m.Endpoint], m.ResponseHist)
+			merged[m.Endpoint] = append(merged[m.Endpoint], m.ServiceHist)
 		}
 	}
 	var out []memberP99
@@ -130,7 +132,7 @@ func memberSlowRule(in *Input, _ Limits) Check {
 	for i, o := range others {
 		names[i] = in.describe(memberName(o.endpoint))
 	}
-	obs := fmt.Sprintf("requests served by %s: p99 %s (n=%d); %s: %s", in.describe(memberName(slow.endpoint)), units.Duration(slow.ms/1000), slow.n,
+	obs := fmt.Sprintf("requests served by %s: service p99 %s (n=%d); %s: %s", in.describe(memberName(slow.endpoint)), units.Duration(slow.ms/1000), slow.n,
 		joinAnd(names), othersP99(others))
 	return Check{Severity: sev, Observed: obs}
 }
@@ -254,7 +256,7 @@ func stallCause(in *Input, endpoint string, st *results.Stall) string {
 	if len(seen) == 0 {
 		return "cause unknown: no scrapes of the member"
 	}
-	return "cause unknown: no defragmentation, snapshot, compaction pause or election in its scrapes, and its /metrics answered (" + strings.Join(seen, "; ") + ")"
+	return "cause unknown: no defragmentation, snapshot, compaction pause or election in its scrapes and none of them failed (" + strings.Join(seen, "; ") + ")"
 }
 
 // isMember says whether window w is the member at client endpoint; every

@@ -54,8 +54,8 @@ func TestMemberSlow(t *testing.T) {
 		sev  finding.Severity
 		want string
 	}{
-		{"one frozen", []int64{3000, 3000, 340_000}, finding.Fail, "requests served by m3 127.0.0.1:32379: p99 340 ms (n=1000); m1 127.0.0.1:2379 and m2 127.0.0.1:22379: 3 ms"},
-		{"one slow", []int64{3000, 4000, 30_000}, finding.Warn, "requests served by m3 127.0.0.1:32379: p99 30 ms (n=1000); m1 127.0.0.1:2379 and m2 127.0.0.1:22379: 3 ms, 4 ms"},
+		{"one frozen", []int64{3000, 3000, 340_000}, finding.Fail, "requests served by m3 127.0.0.1:32379: service p99 340 ms (n=1000); m1 127.0.0.1:2379 and m2 127.0.0.1:22379: 3 ms"},
+		{"one slow", []int64{3000, 4000, 30_000}, finding.Warn, "requests served by m3 127.0.0.1:32379: service p99 30 ms (n=1000); m1 127.0.0.1:2379 and m2 127.0.0.1:22379: 3 ms, 4 ms"},
 		{"under the floor", []int64{1000, 1000, 5000}, finding.OK, "requests served by m3"},
 		{"two slow followers", []int64{1000, 40_000, 41_000}, finding.OK, "requests served by m3"},
 	} {
@@ -105,7 +105,7 @@ func TestMemberStallCause(t *testing.T) {
 	}{
 		{"defrag", defrag, []string{"cause: a defragmentation on m3 127.0.0.1:32379 (etcd_disk_defrag_inflight 1)"}},
 		{"election", elected, []string{"cause: an election (etcd_server_leader_changes_seen_total rose by 1)"}},
-		{"unknown", quiet, []string{"cause unknown: no defragmentation, snapshot, compaction pause or election in its scrapes", "m3 127.0.0.1:32379 scraped 21:00:26.000 UTC to 21:00:36.000 UTC"}},
+		{"unknown", quiet, []string{"cause unknown: no defragmentation, snapshot, compaction pause or election in its scrapes and none of them failed", "m3 127.0.0.1:32379 scraped 21:00:26.000 UTC to 21:00:36.000 UTC"}},
 	} {
 		run := healthRun(t0, eps, tc.text)
 		run.Stall = &results.Stall{At: t0.Add(29 * time.Second), OffsetS: 28, Seconds: 0.2}
