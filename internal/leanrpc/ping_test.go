@@ -2,6 +2,7 @@ package leanrpc
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -113,4 +114,33 @@ func replaced(c *Conn, t *transport, d time.Duration) bool {
 func deadline(ctx context.Context) time.Time {
 	d, _ := ctx.Deadline()
 	return d
+}
+
+// BenchmarkPing is the cost of the paced PINGs to the calls beside them: puts
+// on one connection (as BenchmarkPut) with the connection PINGed every 100 µs,
+// a thousand times the rate a run uses (10 a second), and without.
+func BenchmarkPing(b *testing.B) {
+	addr := echoServer(b)
+	for _, every := range []time.Duration{0, 100 * time.Microsecond} {
+		b.Run(fmt.Sprintf("puts/ping-every=%s", every), func(b *testing.B) {
+			c, err := Dial(context.Background(), []string{addr}, opts())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			var n atomic.Int64
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if every > 0 {
+					c.Ping(ctx, every, func(int, time.Duration, bool) { n.Add(1) })
+				}
+			}()
+			benchPut(b, c)
+			cancel()
+			<-done
+			b.ReportMetric(float64(n.Load())/float64(b.N), "pings/op")
+		})
+	}
 }
