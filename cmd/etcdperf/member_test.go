@@ -43,6 +43,7 @@ func TestFrozenFollowerNamed(t *testing.T) {
 	if r.code != ExitFail {
 		t.Fatalf("exit %d, want %d (fail): %s", r.code, ExitFail, r.stderr)
 	}
+	checkRunFile(t, runFile, "bench-put-frozen-follower-3m")
 	run, err := results.ReadFile(runFile)
 	if err != nil {
 		t.Fatal(err)
