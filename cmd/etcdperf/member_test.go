@@ -80,7 +80,8 @@ func TestFrozenFollowerNamed(t *testing.T) {
 			t.Errorf("frozen %s: stall %+v, want most of 3 s", e.Endpoint, e.Stall)
 		}
 	}
-	if !strings.Contains(r.stdout, addr+" had no reply") || !strings.Contains(r.stdout, "requests served by m") {
+	if !strings.Contains(r.stdout, addr+" had no reply") || !strings.Contains(r.stdout, "requests served by m") ||
+		!strings.Contains(r.stdout, addr+" (its own requests had no reply for") {
 		t.Errorf("the verdict does not name the frozen member %s: %s", addr, r.stdout)
 	}
 	for _, l := range strings.Split(r.stdout, "\n") {

@@ -195,6 +195,44 @@ func memberStallRule(in *Input, lim Limits) Check {
 	return Check{Severity: sev, Observed: obs}
 }
 
+// frozenMember names the member whose connection had no reply through most of
+// the run's stall st while every other member's longest silence was under
+// limStall: "on m2 host:port (...)"; "" when the run has no such member.
+func frozenMember(in *Input, st *results.Stall) string {
+	var frozen *results.EndpointLoad
+	others := 0.0
+	for i, e := range in.Run.EndpointLoads {
+		if e.Stall == nil {
+			continue
+		}
+		overlap := minTime(e.Stall.End(), st.End()).Sub(maxTime(e.Stall.At, st.At)).Seconds()
+		if e.Stall.Seconds >= limStall.Fail && overlap >= st.Seconds/2 && frozen == nil {
+			frozen = &in.Run.EndpointLoads[i]
+			continue
+		}
+		others = max(others, e.Stall.Seconds)
+	}
+	if frozen == nil || others >= limStall.Fail || len(in.Run.EndpointLoads) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("on %s (its own requests had no reply for %s; the other members' longest wait %s)",
+		in.describe(memberName(frozen.Endpoint)), units.Duration(frozen.Stall.Seconds), units.Duration(others))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
 // stallCause names what etcd exposed as a cause of a silence of the member at
 // endpoint ("" for every member: a run's stall), from the scrapes that bracket
 // it: a defragmentation, a snapshot save, a backend snapshot sent to a

@@ -120,6 +120,10 @@ func TestMemberStallCause(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The run's own stall names the member whose requests alone went unanswered.
+		if e := evidenceOf(t, rep, "longest span with no reply (run)"); !strings.Contains(e.Observed, "on m3 127.0.0.1:32379 (its own requests had no reply for 3 s; the other members' longest wait 4 ms)") {
+			t.Errorf("%s: the run's stall %q does not name m3", tc.name, e.Observed)
+		}
 		e := evidenceOf(t, rep, ruleMemberStall.Signal)
 		if e.Severity != finding.Fail {
 			t.Errorf("%s: %s, want fail", tc.name, e.Severity)
