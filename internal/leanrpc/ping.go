@@ -69,7 +69,9 @@ func (c *Conn) Ping(ctx context.Context, interval time.Duration, record func(end
 	out := make([]outstanding, len(c.eps))
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	collect := func(i int, cur *transport) {
+	// collect records endpoint i's outstanding PING once answered, or as
+	// unanswered when its connection is no longer cur or the pinging ends.
+	collect := func(i int, cur *transport, end bool) {
 		o := &out[i]
 		if o.t == nil {
 			return
@@ -77,7 +79,7 @@ func (c *Conn) Ping(ctx context.Context, interval time.Duration, record func(end
 		if rtt := o.t.pings.rtt.Swap(0); rtt > 0 {
 			record(i, time.Duration(rtt), true)
 			o.t = nil
-		} else if o.t != cur || ctx.Err() != nil {
+		} else if o.t != cur || end {
 			record(i, time.Since(o.sent), false)
 			o.t = nil
 		}
@@ -86,14 +88,14 @@ func (c *Conn) Ping(ctx context.Context, interval time.Duration, record func(end
 		select {
 		case <-ctx.Done():
 			for i, ep := range c.eps {
-				collect(i, ep.cur.Load())
+				collect(i, ep.cur.Load(), true)
 			}
 			return
 		case <-tick.C:
 		}
 		for i, ep := range c.eps {
 			t := ep.cur.Load()
-			collect(i, t)
+			collect(i, t, false)
 			if out[i].t != nil || t == nil || !t.ok.Load() || !t.pings.replied.Load() {
 				continue
 			}

@@ -19,9 +19,9 @@ import (
 // TestPingNoGoAway: against a real etcd with its default keepalive policy
 // (--grpc-keepalive-min-time 5 s), PINGs sent back to back with no response
 // between them draw a GOAWAY too_many_pings within a few (the control: the
-// test sees one), while paced PINGs at 1,000 a second beside calls, and
-// through a second with no calls, draw none: more PINGs than a 60 s run at
-// 10 a second sends, all answered, on the one connection they started on.
+// test sees one), while paced PINGs at a 1 ms tick beside calls, and through
+// a second with no calls, draw none: as many PINGs as a 60 s run at 10 a
+// second sends, all answered, on the one connection they started on.
 func TestPingNoGoAway(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an etcd")
@@ -46,8 +46,11 @@ func TestPingNoGoAway(t *testing.T) {
 
 	c = dial(t, addr)
 	first = c.eps[0].cur.Load()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	// Until 600 PINGs were answered (a 60 s run at 10/s) and the idle second
+	// is over, or a minute: at a 1 ms tick it takes seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	start := time.Now()
 	var answered, lost atomic.Int64
 	var rtts sync.Map
 	pinged := make(chan struct{})
@@ -58,7 +61,9 @@ func TestPingNoGoAway(t *testing.T) {
 				t.Errorf("a PING of endpoint %d; there is one", ep)
 			}
 			if ok {
-				answered.Add(1)
+				if answered.Add(1) >= 600 && time.Since(start) > 4*time.Second {
+					cancel()
+				}
 				rtts.Store(answered.Load()%16, rtt)
 			} else {
 				lost.Add(1)
@@ -70,12 +75,17 @@ func TestPingNoGoAway(t *testing.T) {
 		wg.Go(func() {
 			req := &pb.RangeRequest{Key: []byte("/etcdperf/ping"), Serializable: true}
 			for ctx.Err() == nil {
-				// A second with no calls, 3 s in: no response, so no PING either.
-				if d := time.Until(deadline(ctx)); d > 4*time.Second && d < 5*time.Second {
-					time.Sleep(d - 4*time.Second)
+				// A second with no calls, 2 s in: no response, so no PING either.
+				if d := time.Since(start); d > 2*time.Second && d < 3*time.Second {
+					time.Sleep(3*time.Second - d)
 				}
+				// A call of its own deadline: one near the run's end would reach the
+				// server with the time left, and the server's DeadlineExceeded come first.
 				var resp pb.RangeResponse
-				if _, err := c.InvokeAt(ctx, "/etcdserverpb.KV/Range", req, &resp); err != nil && ctx.Err() == nil {
+				cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := c.InvokeAt(cctx, "/etcdserverpb.KV/Range", req, &resp)
+				ccancel()
+				if err != nil {
 					t.Errorf("range: %v", err)
 					return
 				}
@@ -84,7 +94,7 @@ func TestPingNoGoAway(t *testing.T) {
 	}
 	wg.Wait()
 	<-pinged
-	t.Logf("%d PINGs answered, %d unanswered at the end", answered.Load(), lost.Load())
+	t.Logf("%d PINGs answered, %d unanswered at the end, in %s", answered.Load(), lost.Load(), time.Since(start).Round(time.Millisecond))
 	if got := c.eps[0].cur.Load(); got != first || !first.ok.Load() {
 		first.mu.Lock()
 		defer first.mu.Unlock()
@@ -109,11 +119,6 @@ func replaced(c *Conn, t *transport, d time.Duration) bool {
 		}
 	}
 	return false
-}
-
-func deadline(ctx context.Context) time.Time {
-	d, _ := ctx.Deadline()
-	return d
 }
 
 // BenchmarkPing is the cost of the paced PINGs to the calls beside them: puts
