@@ -95,6 +95,10 @@ func Merge(runs []*Run, names []string) (*Run, error) {
 	out.Host = commonHost(runs)
 	out.Scrapes = mergeScrapes(runs)
 	mergeConditions(out, runs)
+	var err error
+	if out.EndpointLoads, err = mergeEndpoints(runs); err != nil {
+		return nil, err
+	}
 
 	for _, o := range first.Ops {
 		op, err := mergeOp(o.Op, runs, out.DurationS)
@@ -339,6 +343,9 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 	}
 	out.Latency, out.Service = Summarize(resp), Summarize(svc)
 	var err error
+	if out.Members, err = mergeMembers(name, runs); err != nil {
+		return out, err
+	}
 	if out.ResponseHist, err = EncodeHist(resp); err != nil {
 		return out, err
 	}

@@ -51,10 +51,14 @@ type Run struct {
 	// Stall is the longest span of the measured window in which a request was
 	// outstanding and no reply came; nil where none was measured (no request, or
 	// a run file from before it was kept).
-	Stall   *Stall       `json:"stall,omitempty"`
-	Client  Client       `json:"client"`
-	Disk    []DiskResult `json:"disk,omitempty"`
-	Scrapes []Scrape     `json:"scrapes,omitempty"`
+	Stall *Stall `json:"stall,omitempty"`
+	// EndpointLoads are the stall and the PING round trips measured on the load
+	// connections to each endpoint; empty where the transport does not say
+	// which endpoint carried a request (grpc) or in older files.
+	EndpointLoads []EndpointLoad `json:"endpoint_loads,omitempty"`
+	Client        Client         `json:"client"`
+	Disk          []DiskResult   `json:"disk,omitempty"`
+	Scrapes       []Scrape       `json:"scrapes,omitempty"`
 	// HostCPUPressure is the share of the run in which some runnable task on the
 	// measuring host waited for a CPU (Linux PSI, /proc/pressure/cpu "some"); nil
 	// where the kernel has no PSI.
@@ -236,6 +240,9 @@ type Op struct {
 	ServiceHist  Hist `json:"service_hist"`
 	// Intervals are per-second slices of the measured window.
 	Intervals []Interval `json:"intervals,omitempty"`
+	// Members split the op's requests by the endpoint whose connection carried
+	// them; empty where the transport does not say (grpc) or in older files.
+	Members []MemberOp `json:"members,omitempty"`
 	// ServiceOK holds exact figures (max, sum, sum of squares) of the service time
 	// of the successful requests, as etcdctl check perf grades them; nil in run
 	// files from before it was kept.

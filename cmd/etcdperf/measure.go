@@ -24,7 +24,8 @@ func (a *app) measure(ctx context.Context, t *target, cfg bench.Config, w bench.
 	if cfg.StartAt.IsZero() {
 		cfg.StartAt = a.startAt
 	}
-	return measure.Measure(ctx, &t.ClusterConn, cfg, w, run, opts, measure.Config{ScrapeEvery: measure.DefaultScrapeEvery, DialTimeout: a.conn.DialTimeout})
+	return measure.Measure(ctx, &t.ClusterConn, cfg, w, run, opts, measure.Config{ScrapeEvery: measure.DefaultScrapeEvery, DialTimeout: a.conn.DialTimeout,
+		Pingers: measure.Pingers(t.Direct)})
 }
 
 // writeReport writes the report and plots of run, with the diagnosis it stores,

@@ -47,6 +47,7 @@ var compound = map[string]string{
 	"watch delivery p99 / put service p99 (run)":                                                               "a ratio to the run's own put p99, with floors",
 	"NOSPACE alarm (Maintenance API alarm list)":                                                               "a raised alarm",
 	"server version (" + metrics.ServerVersion + ")":                                                           "a release against known problems",
+	"requests by member: the slowest member's service p99 / the others' (run, lean transport)":                 "a ratio to the other members' p99, with a floor",
 }
 
 // TestRuleLimits walks the rule table: every rule cites a source and has a

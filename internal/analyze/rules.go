@@ -284,6 +284,8 @@ var Rules = withThresholds([]Rule{
 		Limits: &limStall, Source: srcStall,
 		Advice: "A member answered nothing for a second or more while requests waited: a stopped or frozen process (SIGSTOP, a VM pause, swap), a disk that blocked its fsync, or an election; the member's log and the disk, cpu and election findings say which.",
 		Eval:   stallRule},
+	ruleMemberStall,
+	ruleMemberSlow,
 
 	// election
 	{Class: finding.ClassElection, Signal: "has leader (" + metrics.HasLeader + ")", Key: true, PerMember: true,

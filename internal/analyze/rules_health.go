@@ -140,16 +140,24 @@ func stallRule(in *Input, lim Limits) Check {
 	if cost, ok := clientCost(in.Run, st.At, st.End()); ok && lim.Grade(st.Seconds) != finding.OK {
 		obs += "; " + cost.String()
 	}
+	if lim.Grade(st.Seconds).Bad() {
+		obs += "; " + stallCause(in, "", st)
+	}
 	return Check{Severity: lim.Grade(st.Seconds), Observed: obs}
 }
 
 // clock is a wall-clock time as the findings print it.
 func clock(t time.Time) string { return t.UTC().Format("15:04:05.000") + " UTC" }
 
-// stalledMember says which member the clients waited on: the one whose /metrics
-// scrape waited through the span or failed in it, else the run's only endpoint,
-// else every endpoint (with the leader, on which every write waits).
+// stalledMember says which member the clients waited on: the one whose own
+// requests had no reply through the span while the others' had (see
+// frozenMember), else the one whose /metrics scrape waited through the span or
+// failed in it, else the run's only endpoint, else every endpoint (with the
+// leader, on which every write waits).
 func stalledMember(in *Input, st *results.Stall) string {
+	if who := frozenMember(in, st); who != "" {
+		return who
+	}
 	from, to := st.At, st.End()
 	var order []string
 	why := map[string][]string{}

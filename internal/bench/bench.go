@@ -32,7 +32,10 @@ type Outcome struct {
 	Keys int64 // keys received
 	// Conflicts counts compare failures the request retried (txn's GuaranteedUpdate shape).
 	Conflicts int64
-	Err       error
+	// Endpoint is 1 + the index of the endpoint whose connection carried the
+	// request (see invokerOf); 0 when the transport does not say.
+	Endpoint int
+	Err      error
 }
 
 // OpKind names an op type a workload reports.
@@ -257,7 +260,7 @@ func Run(parent context.Context, cfg Config, w Workload, run *results.Run) (err 
 	window := e.window(ctx)
 	ops := make([]results.Op, len(kinds))
 	for i, k := range kinds {
-		if ops[i], err = e.rec.result(i, k.Name, window); err != nil {
+		if ops[i], err = e.rec.result(i, k.Name, window, run.Target.Endpoints); err != nil {
 			return err
 		}
 		// Rounded so a 0.8/0.2 split of 500/s reads 100, not 99.99999999999997.

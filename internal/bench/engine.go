@@ -188,13 +188,13 @@ func (e *engine) openWorker(ctx context.Context, op Op, tolerance time.Duration,
 		}
 		if stoppedBy(ctx, out.Err) {
 			// No result, but it waited until the stop: a stall over the end shows.
-			e.rec.in <- sample{start: int64(start), done: int64(done), paced: true, cut: true}
+			e.rec.in <- sample{start: int64(start), done: int64(done), ep: epOf(out), paced: true, cut: true}
 			continue
 		}
 		e.rec.in <- sample{
 			start: int64(start), done: int64(done), resp: int64(done - t.due), svc: int64(done - start),
 			sent: out.Sent, recv: out.Recv, keys: out.Keys, conflicts: out.Conflicts,
-			kind: uint8(out.Kind), code: codeOf(out.Err), late: start-t.due > tolerance, paced: true,
+			kind: uint8(out.Kind), ep: epOf(out), code: codeOf(out.Err), late: start-t.due > tolerance, paced: true,
 		}
 	}
 }
@@ -221,19 +221,27 @@ func (e *engine) closedWorker(ctx context.Context, op Op, b bounds, next, measur
 			continue
 		}
 		if stoppedBy(ctx, out.Err) {
-			e.rec.in <- sample{start: int64(start), done: int64(done), paced: true, cut: true}
+			e.rec.in <- sample{start: int64(start), done: int64(done), ep: epOf(out), paced: true, cut: true}
 			continue
 		}
 		e.rec.in <- sample{
 			start: int64(start), done: int64(done), resp: int64(done - start), svc: int64(done - start),
 			sent: out.Sent, recv: out.Recv, keys: out.Keys, conflicts: out.Conflicts,
-			kind: uint8(out.Kind), code: codeOf(out.Err), paced: true,
+			kind: uint8(out.Kind), ep: epOf(out), code: codeOf(out.Err), paced: true,
 		}
 	}
 }
 
 // stoppedBy tells a request cut short by the end of the run, which is no result.
 func stoppedBy(ctx context.Context, err error) bool { return err != nil && ctx.Err() != nil }
+
+// epOf is the sample's endpoint of out: 0 (not known) past what a sample holds.
+func epOf(out Outcome) uint8 {
+	if out.Endpoint < 0 || out.Endpoint > math.MaxUint8 {
+		return 0
+	}
+	return uint8(out.Endpoint)
+}
 
 func codeOf(err error) uint8 {
 	if err == nil {
@@ -303,6 +311,7 @@ func (e *engine) fill(ctx context.Context, run *results.Run, ops []results.Op, w
 	cfg := e.cfg
 	run.Ops = ops
 	run.Stall = e.rec.stall()
+	run.EndpointLoads = e.rec.endpointLoads(run.Target.Endpoints)
 	run.WarmupS = cfg.Warmup.Seconds()
 	run.DurationS = window.Seconds()
 	run.StartedAt = e.t0.UTC()

@@ -169,6 +169,28 @@ func loadConn(clients []*clientv3.Client, direct []grpc.ClientConnInterface, id 
 	return client(clients, id).ActiveConnection()
 }
 
+// invoker makes a unary call and names the endpoint whose connection carried
+// it: 1 + its index, 0 when the connection does not say.
+type invoker func(ctx context.Context, method string, args, reply any) (ep int, err error)
+
+// invokerOf is the invoker of cc: leanrpc's connection says which endpoint
+// carried a call (Conn.InvokeAt); gRPC-go's does not, cheaply (a grpc.Peer
+// option allocates per call, and its address is to be matched to an endpoint),
+// so its calls are the cluster's only.
+func invokerOf(cc grpc.ClientConnInterface) invoker {
+	if at, ok := cc.(interface {
+		InvokeAt(ctx context.Context, method string, args, reply any) (int, error)
+	}); ok {
+		return func(ctx context.Context, method string, args, reply any) (int, error) {
+			i, err := at.InvokeAt(ctx, method, args, reply)
+			return i + 1, err
+		}
+	}
+	return func(ctx context.Context, method string, args, reply any) (int, error) {
+		return 0, cc.Invoke(ctx, method, args, reply)
+	}
+}
+
 // Full method names of the calls the request loops make.
 const (
 	methodPut         = "/etcdserverpb.KV/Put"

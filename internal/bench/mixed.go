@@ -111,7 +111,7 @@ func (m *Mixed) SetDirect(conns []grpc.ClientConnInterface) { m.direct = conns }
 // Worker returns a loop that ranges with probability ReadRatio and puts otherwise.
 func (m *Mixed) Worker(id int) Op {
 	cc, rng := loadConn(m.clients, m.direct, id), workerRand(id)
-	get := m.ranges.worker(cc, id)
+	get, invoke := m.ranges.worker(cc, id), invokerOf(cc)
 	req := &pb.PutRequest{Key: m.keys.buf(), Value: []byte(m.value)}
 	resp := &pb.PutResponse{Header: &pb.ResponseHeader{}}
 	sent := int64(len(req.Key) + len(req.Value))
@@ -132,12 +132,12 @@ func (m *Mixed) Worker(id int) Op {
 		h := resp.Header
 		*h = pb.ResponseHeader{}
 		*resp = pb.PutResponse{Header: h}
-		err := cc.Invoke(ctx, methodPut, req, resp)
+		ep, err := invoke(ctx, methodPut, req, resp)
 		if acked != nil && err == nil && i < m.set.keys.n {
 			acked[m.set.slot(i)]++
 			m.set.revs.ack(resp.Header.Revision, m.set.slot(i))
 		}
-		return Outcome{Kind: 1, Sent: sent, Err: err}
+		return Outcome{Kind: 1, Sent: sent, Endpoint: ep, Err: err}
 	}
 }
 

@@ -51,7 +51,7 @@ func (p *Put) SetDirect(conns []grpc.ClientConnInterface) { p.direct = conns }
 // Worker returns a put loop with its own key buffer, response and random source:
 // it allocates nothing of its own per request.
 func (p *Put) Worker(id int) Op {
-	cc, rng := loadConn(p.clients, p.direct, id), workerRand(id)
+	invoke, rng := invokerOf(loadConn(p.clients, p.direct, id)), workerRand(id)
 	req := &pb.PutRequest{Key: p.keys.buf(), Value: []byte(p.value)}
 	resp := &pb.PutResponse{Header: &pb.ResponseHeader{}}
 	sent := int64(len(req.Key) + len(req.Value))
@@ -65,7 +65,7 @@ func (p *Put) Worker(id int) Op {
 		h := resp.Header
 		*h = pb.ResponseHeader{}
 		*resp = pb.PutResponse{Header: h}
-		err := cc.Invoke(ctx, methodPut, req, resp)
-		return Outcome{Sent: sent, Err: err}
+		ep, err := invoke(ctx, methodPut, req, resp)
+		return Outcome{Sent: sent, Endpoint: ep, Err: err}
 	}
 }

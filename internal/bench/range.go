@@ -61,6 +61,7 @@ func newRangeSpec(ks keySpace, width uint64, limit int64, consistency string, ke
 // worker returns a range request function over cc with its own buffers and
 // response: it allocates nothing of its own per request but the keys received.
 func (s rangeSpec) worker(cc grpc.ClientConnInterface, id int) func(ctx context.Context) Outcome {
+	invoke := invokerOf(cc)
 	rng := workerRand(id)
 	resp := &pb.RangeResponse{Header: &pb.ResponseHeader{}}
 	req := &pb.RangeRequest{Key: s.keys.buf(), Limit: s.req.Limit, Serializable: s.req.Serializable,
@@ -79,8 +80,8 @@ func (s rangeSpec) worker(cc grpc.ClientConnInterface, id int) func(ctx context.
 		h := resp.Header
 		*h = pb.ResponseHeader{}
 		*resp = pb.RangeResponse{Header: h, Kvs: resp.Kvs[:0]}
-		err := cc.Invoke(ctx, methodRange, req, resp)
-		out := Outcome{Sent: int64(len(req.Key) + len(req.RangeEnd)), Err: err}
+		ep, err := invoke(ctx, methodRange, req, resp)
+		out := Outcome{Sent: int64(len(req.Key) + len(req.RangeEnd)), Endpoint: ep, Err: err}
 		if err == nil {
 			out.Keys = int64(len(resp.Kvs))
 			for _, kv := range resp.Kvs {

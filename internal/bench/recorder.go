@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ type sample struct {
 	keys      int64 // keys received
 	conflicts int64 // compare failures retried
 	kind      uint8 // index into the workload's ops
+	ep        uint8 // 1 + the index of the endpoint whose connection carried it; 0 when not known
 	code      uint8 // gRPC status code; codes.OK for a success
 	late      bool  // started later than the pacing tolerance
 	paced     bool  // issued by a worker (not an event emitted by a watcher)
@@ -48,6 +50,15 @@ type opRec struct {
 	keys        int64
 	conflicts   int64
 	intervals   []results.Interval
+	// members are the requests by endpoint, indexed as sample.ep-1; grown when
+	// an endpoint first appears.
+	members []memberRec
+}
+
+// memberRec is the part of an op one endpoint's connection carried.
+type memberRec struct {
+	resp, svc        *hdr.Histogram
+	requests, errors int64
 }
 
 // recorder owns every live histogram. Workers send it samples on a channel, so
@@ -82,10 +93,18 @@ type recorder struct {
 	padTo int64
 	// lastAny is the latest completion of any sample, events included.
 	lastAny int64
+	// wait is the longest span in which a request waited with no answer, and
+	// epWaits the same of each endpoint's requests, indexed as sample.ep-1.
+	wait    waitSpan
+	epWaits []waitSpan
+}
+
+// waitSpan follows the answers to paced requests (see note).
+type waitSpan struct {
 	// lastReply is the latest answer of the server to a paced request, and
 	// stallFrom and stallNs the longest span in which a request waited with no
-	// answer (see noteWait); unanswered, when set, is where the wait of requests
-	// that ended without an answer since lastReply began.
+	// answer; unanswered, when set, is where the wait of requests that ended
+	// without an answer since lastReply began.
 	lastReply, stallFrom, stallNs, unanswered int64
 }
 
@@ -138,7 +157,13 @@ func (r *recorder) run() {
 
 func (r *recorder) add(s sample) {
 	if s.paced && !s.unsent {
-		r.noteWait(s)
+		r.wait.note(s, r.from)
+		if s.ep > 0 {
+			for len(r.epWaits) < int(s.ep) {
+				r.epWaits = append(r.epWaits, waitSpan{})
+			}
+			r.epWaits[s.ep-1].note(s, r.from)
+		}
 		if s.cut {
 			return
 		}
@@ -194,34 +219,49 @@ func (r *recorder) add(s sample) {
 	_ = o.svc.RecordValue(svc)
 	_ = o.iresp.RecordValue(resp)
 	_ = o.isvc.RecordValue(svc)
+	if s.ep > 0 {
+		for len(o.members) < int(s.ep) {
+			o.members = append(o.members, memberRec{})
+		}
+		m := &o.members[s.ep-1]
+		if m.resp == nil {
+			m.resp, m.svc = results.NewHist(), results.NewHist()
+		}
+		m.requests++
+		if s.code != uint8(codes.OK) {
+			m.errors++
+		}
+		_ = m.resp.RecordValue(resp)
+		_ = m.svc.RecordValue(svc)
+	}
 	if s.paced {
 		r.count.Add(1)
 	}
 }
 
-// noteWait measures the longest span in which a request was outstanding and no
-// answer came: from the later of the request's send and the last answer before
-// its completion, to its completion. Samples reach the recorder in completion
-// order but for the few µs between a worker's completion and its send on the
-// channel, which can only shorten a span. A failure that is the client's own
-// verdict on the wait (a deadline, a cancel, a connection given up on:
-// Unavailable) is no answer: it ends its request's wait but not the stall, which
-// then runs from where that request's wait began.
-func (r *recorder) noteWait(s sample) {
-	from := max(s.start, r.lastReply, r.from)
-	if r.unanswered > 0 {
-		from = min(from, r.unanswered)
+// note measures the longest span in which a request was outstanding and no
+// answer came: from the later of the request's send, the last answer before
+// its completion and from (the window's start), to its completion. Samples
+// reach the recorder in completion order but for the few µs between a worker's
+// completion and its send on the channel, which can only shorten a span. A
+// failure that is the client's own verdict on the wait (a deadline, a cancel, a
+// connection given up on: Unavailable) is no answer: it ends its request's
+// wait but not the stall, which then runs from where that request's wait began.
+func (w *waitSpan) note(s sample, from int64) {
+	from = max(s.start, w.lastReply, from)
+	if w.unanswered > 0 {
+		from = min(from, w.unanswered)
 	}
-	if gap := s.done - from; gap > r.stallNs {
-		r.stallFrom, r.stallNs = from, gap
+	if gap := s.done - from; gap > w.stallNs {
+		w.stallFrom, w.stallNs = from, gap
 	}
 	switch {
 	case !s.cut && answered(codes.Code(s.code)):
-		if s.done > r.lastReply {
-			r.lastReply, r.unanswered = s.done, 0
+		if s.done > w.lastReply {
+			w.lastReply, w.unanswered = s.done, 0
 		}
-	case r.unanswered == 0:
-		r.unanswered = from
+	case w.unanswered == 0:
+		w.unanswered = from
 	}
 }
 
@@ -235,12 +275,33 @@ func answered(c codes.Code) bool {
 }
 
 // stall is the longest span without an answer, nil when no request was timed.
-func (r *recorder) stall() *results.Stall {
-	if r.stallNs <= 0 {
+func (r *recorder) stall() *results.Stall { return r.span(r.wait) }
+
+// span is w's longest span without an answer, nil when none was timed.
+func (r *recorder) span(w waitSpan) *results.Stall {
+	if w.stallNs <= 0 {
 		return nil
 	}
-	at := time.Unix(0, r.t0Unix+r.stallFrom).UTC()
-	return &results.Stall{At: at, OffsetS: roundMs(time.Duration(r.stallFrom - r.from)), Seconds: roundMs(time.Duration(r.stallNs))}
+	at := time.Unix(0, r.t0Unix+w.stallFrom).UTC()
+	return &results.Stall{At: at, OffsetS: roundMs(time.Duration(w.stallFrom - r.from)), Seconds: roundMs(time.Duration(w.stallNs))}
+}
+
+// endpointLoads are the stalls of each endpoint's requests, named by
+// endpoints (an index past it is named by its number).
+func (r *recorder) endpointLoads(endpoints []string) []results.EndpointLoad {
+	var out []results.EndpointLoad
+	for i, w := range r.epWaits {
+		out = append(out, results.EndpointLoad{Endpoint: endpointName(endpoints, i), Stall: r.span(w)})
+	}
+	return out
+}
+
+// endpointName is endpoint i of endpoints, or "#i" past them.
+func endpointName(endpoints []string, i int) string {
+	if i < len(endpoints) {
+		return endpoints[i]
+	}
+	return fmt.Sprintf("#%d", i)
 }
 
 // roundMs is d in seconds to the millisecond.
@@ -286,8 +347,9 @@ func (r *recorder) closeSecond(end int64) {
 	}
 }
 
-// result turns op i's state into its results.Op; window is the measured window.
-func (r *recorder) result(i int, name string, window time.Duration) (results.Op, error) {
+// result turns op i's state into its results.Op; window is the measured
+// window, endpoints name the endpoints of the members' parts.
+func (r *recorder) result(i int, name string, window time.Duration, endpoints []string) (results.Op, error) {
 	o := &r.ops[i]
 	op := results.Op{
 		Op:             name,
@@ -325,6 +387,22 @@ func (r *recorder) result(i int, name string, window time.Duration) (results.Op,
 	if op.ResponseHist, err = results.EncodeHist(o.resp); err != nil {
 		return op, err
 	}
-	op.ServiceHist, err = results.EncodeHist(o.svc)
-	return op, err
+	if op.ServiceHist, err = results.EncodeHist(o.svc); err != nil {
+		return op, err
+	}
+	for j, m := range o.members {
+		if m.resp == nil {
+			continue
+		}
+		mo := results.MemberOp{Endpoint: endpointName(endpoints, j), Requests: m.requests, Errors: m.errors,
+			Latency: results.Summarize(m.resp), Service: results.Summarize(m.svc)}
+		if mo.ResponseHist, err = results.EncodeHist(m.resp); err != nil {
+			return op, err
+		}
+		if mo.ServiceHist, err = results.EncodeHist(m.svc); err != nil {
+			return op, err
+		}
+		op.Members = append(op.Members, mo)
+	}
+	return op, nil
 }

@@ -20,7 +20,7 @@ func TestRecorderIntervals(t *testing.T) {
 		close(r.in)
 	}()
 	r.run()
-	op, err := r.result(0, "put", 2*time.Second)
+	op, err := r.result(0, "put", 2*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestRecorderPadsToStop(t *testing.T) {
 		close(r.in)
 	}()
 	r.run()
-	op, err := r.result(0, "put", 3500*time.Millisecond)
+	op, err := r.result(0, "put", 3500*time.Millisecond, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +88,16 @@ func BenchmarkRecorderAdd(b *testing.B) {
 	}
 }
 
+// BenchmarkRecorderAddMembers is BenchmarkRecorderAdd with every sample's
+// endpoint known, spread over 3: two histogram records and a wait span more.
+func BenchmarkRecorderAddMembers(b *testing.B) {
+	r := newRecorder(1, time.Unix(1_700_000_000, 0), 0, 1)
+	b.ReportAllocs()
+	for i := range b.N {
+		r.add(sample{done: int64(i) * 100_000, resp: 1500_000 + int64(i%1000)*1000, svc: 1200_000, ep: uint8(i%3 + 1), paced: true})
+	}
+}
+
 // TestRecorderCoverage: the first and last seconds are partial, and seconds of
 // the window before the first completion still get (empty) intervals.
 func TestRecorderCoverage(t *testing.T) {
@@ -101,7 +111,7 @@ func TestRecorderCoverage(t *testing.T) {
 		close(r.in)
 	}()
 	r.run()
-	op, err := r.result(0, "put", 3*time.Second)
+	op, err := r.result(0, "put", 3*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +144,7 @@ func TestRecorderExactAndOverRange(t *testing.T) {
 		close(r.in)
 	}()
 	r.run()
-	op, err := r.result(0, "put", time.Second)
+	op, err := r.result(0, "put", time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

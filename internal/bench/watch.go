@@ -78,7 +78,7 @@ func (w *Watch) SetDirect(conns []grpc.ClientConnInterface) { w.direct = conns }
 
 // Worker returns a put loop that cycles through the watched keys.
 func (w *Watch) Worker(id int) Op {
-	cc, acked := loadConn(w.clients, w.direct, id), w.set.counter()
+	invoke, acked := invokerOf(loadConn(w.clients, w.direct, id)), w.set.counter()
 	req := &pb.PutRequest{Key: w.set.keys.buf(), Value: []byte(w.value)}
 	resp := &pb.PutResponse{Header: &pb.ResponseHeader{}}
 	sent := int64(len(req.Key) + len(req.Value))
@@ -90,12 +90,12 @@ func (w *Watch) Worker(id int) Op {
 		h := resp.Header
 		*h = pb.ResponseHeader{}
 		*resp = pb.PutResponse{Header: h}
-		err := cc.Invoke(ctx, methodPut, req, resp)
+		ep, err := invoke(ctx, methodPut, req, resp)
 		if err == nil {
 			acked[w.set.slot(i)]++
 			w.set.revs.ack(resp.Header.Revision, w.set.slot(i))
 		}
-		return Outcome{Kind: 1, Sent: sent, Err: err}
+		return Outcome{Kind: 1, Sent: sent, Endpoint: ep, Err: err}
 	}
 }
 

@@ -147,14 +147,21 @@ func Dial(ctx context.Context, addrs []string, opts Options) (*Conn, error) {
 // shouldRetry): whenever none of it went out, and once when the server did
 // not process its stream (above a GOAWAY's last stream id, or refused).
 func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
+	_, err := c.InvokeAt(ctx, method, args, reply)
+	return err
+}
+
+// InvokeAt is Invoke, and names the endpoint whose connection carried the
+// call's last attempt: its index in Dial's addrs, -1 when none did.
+func (c *Conn) InvokeAt(ctx context.Context, method string, args, reply any) (endpoint int, err error) {
 	if err := ctx.Err(); err != nil {
-		return status.FromContextError(err).Err()
+		return -1, status.FromContextError(err).Err()
 	}
 	first := true
 	for {
 		t, err := c.pick(ctx)
 		if err != nil {
-			return err
+			return -1, err
 		}
 		again, err := t.invoke(ctx, method, args, reply)
 		switch {
@@ -165,8 +172,18 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...
 			first = false
 			continue
 		}
-		return err
+		return c.indexOf(t), err
 	}
+}
+
+// indexOf is the index of t's endpoint; -1 when it is none of them.
+func (c *Conn) indexOf(t *transport) int {
+	for i, ep := range c.eps {
+		if ep.addr == t.addr {
+			return i
+		}
+	}
+	return -1
 }
 
 // retry says whether a failed call may be made again.

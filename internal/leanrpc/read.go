@@ -70,6 +70,7 @@ func (t *transport) dispatch(f http2.Frame) error {
 	case *http2.DataFrame:
 		t.onData(f)
 	case *http2.HeadersFrame:
+		t.pings.replied.Store(true) // the server wrote since it handled our last PING (see ping.go)
 		t.hcall, t.hend = t.lookup(f.StreamID), f.StreamEnded()
 		return t.onBlock(f.HeaderBlockFragment(), f.HeadersEnded())
 	case *http2.ContinuationFrame:
@@ -87,6 +88,8 @@ func (t *transport) dispatch(f http2.Frame) error {
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			t.queue(http2.FramePing, http2.FlagPingAck, 0, f.Data[:], true)
+		} else {
+			t.pings.acked(f.Data, time.Since(t.born))
 		}
 	case *http2.GoAwayFrame:
 		t.onGoAway(f)

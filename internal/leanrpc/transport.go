@@ -131,6 +131,8 @@ type transport struct {
 	// (a GOAWAY, its stream ids used up), so another is dialled at once;
 	// tooManyPings says the server's GOAWAY was too_many_pings.
 	gone func(tooManyPings bool)
+	// pings is the state of the paced PINGs (ping.go).
+	pings pingState
 }
 
 // dialTransport connects to addr and exchanges the HTTP/2 preface and

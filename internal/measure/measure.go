@@ -69,6 +69,10 @@ type Config struct {
 	// filesystem of each member data dir on this host during the measured window
 	// (see diskProbes): for a caller that probes the disk itself (serve).
 	NoDiskProbe bool
+	// Pingers are the load connections that PING every endpoint through the
+	// measured window (see PingEvery); none leaves the run without the round
+	// trips per endpoint.
+	Pingers []Pinger
 }
 
 // Measure is what every load-driving command does: time the client-to-cluster
@@ -92,7 +96,9 @@ func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Work
 	var psi *hardware.PressureMeter
 	var probes *diskProbes
 	var waits cpuWaits
+	var rtts *pings
 	cfg.WindowStart = func() {
+		rtts = startPings(ctx, mc.Pingers)
 		scraper.Before(ctx)
 		scraper.Start(ctx)
 		psi = hardware.StartCPUPressure(os.DirFS("/"))
@@ -104,6 +110,7 @@ func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Work
 	}
 	// Also after Ctrl-C: the "after" scrape brackets what was measured.
 	after := func() {
+		rtts.stop()
 		disks, _ := probes.stop()
 		run.Disk = append(run.Disk, disks...)
 		if share, ok := psi.Share(); ok {
@@ -128,6 +135,12 @@ func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Work
 	cfg.Connected, cfg.DialTimeout = t.Connected, mc.DialTimeout
 	m := Measured{Run: run}
 	m.Err = bench.Run(ctx, cfg, w, run)
+	if began && !ended {
+		rtts.stop()
+	}
+	if err := rtts.fill(run); err != nil && m.Err == nil {
+		m.Err = err
+	}
 	// Host facts do not change with the load: read after it, they add nothing to
 	// the time before it starts nor garbage to collect during it.
 	run.Host = hardware.Collect(hardware.Config{DataDir: t.DataDir()})

@@ -115,3 +115,16 @@ const (
 // metrics and etcd's file-descriptor gauges. Everything else is dropped before
 // storing, so a run file does not carry an unrelated exporter's metrics.
 var Kept = []string{PrefixEtcd, PrefixProcess, PrefixGo, PrefixGRPCServer, PrefixOSFD}
+
+// What can freeze a member for a while (server/storage/backend/metrics.go,
+// server/etcdserver/api/snap/metrics.go, server/storage/mvcc/metrics.go): a
+// defragmentation in flight (a gauge, 1 while it runs) and its durations, a
+// snapshot saved to disk, a backend snapshot sent to a follower, and the
+// compaction's pauses of the writes (milliseconds).
+const (
+	DefragInflight  = "etcd_disk_defrag_inflight"
+	DefragDuration  = "etcd_disk_backend_defrag_duration_seconds"
+	SnapSave        = "etcd_debugging_snap_save_total_duration_seconds"
+	BackendSnapshot = "etcd_disk_backend_snapshot_duration_seconds"
+	CompactionPause = "etcd_debugging_mvcc_db_compaction_pause_duration_milliseconds"
+)

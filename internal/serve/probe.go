@@ -173,7 +173,8 @@ func (p *Prober) Probe(ctx context.Context) Result {
 			}
 		})
 	}
-	m := measure.Measure(ctx, &p.Target.ClusterConn, cfg, w, run, opts, measure.Config{ScrapeEvery: measure.DefaultScrapeEvery, DialTimeout: p.DialTimeout, NoDiskProbe: true})
+	m := measure.Measure(ctx, &p.Target.ClusterConn, cfg, w, run, opts, measure.Config{ScrapeEvery: measure.DefaultScrapeEvery, DialTimeout: p.DialTimeout, NoDiskProbe: true,
+		Pingers: measure.Pingers(p.Target.Direct)})
 	wg.Wait()
 	r.Run = run
 	if w.Wrote > 0 {
