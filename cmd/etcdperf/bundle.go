@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/etcdperf/etcdperf/internal/bundle"
+	"github.com/etcdperf/etcdperf/internal/cli"
+	"github.com/etcdperf/etcdperf/internal/conn"
+	"github.com/etcdperf/etcdperf/internal/report"
+)
+
+type bundleFlags struct {
+	out      string
+	interval time.Duration
+	reads    int
+	keys     string
+	maxKeys  int
+}
+
+func newBundleCmd(a *app) *cobra.Command {
+	bf := &bundleFlags{}
+	cmd := &cobra.Command{
+		Use:   "bundle --endpoints ... [-o FILE.tar.gz]",
+		Short: "Gather an incident's evidence (status, reads, two /metrics scrapes, host facts) into one archive, with its verdict; read-only",
+		Long:  bundle.Usage,
+		Example: `  etcdperf bundle --endpoints 10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 -o incident.tar.gz
+  etcdperf bundle --endpoints https://10.0.0.1:2379 --cacert ca.pem --interval 60s --keys
+  etcdperf report incident.tar.gz`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runBundle(cmd, bf) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&bf.out, "output", "o", "", "archive to write (default: etcdperf-bundle-TIME.tar.gz in the current folder)")
+	f.DurationVar(&bf.interval, "interval", 30*time.Second, "time between the two /metrics scrapes of every member")
+	f.IntVar(&bf.reads, "reads", 30, "linearizable and serializable reads timed on each member (each kind)")
+	f.StringVar(&bf.keys, "keys", bundle.KeysNone, "include key names grouped by prefix: hashed (the default of a bare --keys) or plain; never values")
+	f.Lookup("keys").NoOptDefVal = bundle.KeysHashed
+	f.IntVar(&bf.maxKeys, "max-keys", 100000, "read at most this many key names for --keys")
+	return cmd
+}
+
+func (a *app) runBundle(cmd *cobra.Command, bf *bundleFlags) error {
+	if bf.keys != bundle.KeysNone && !slices.Contains(bundle.KeysModes, bf.keys) {
+		return usageErr(fmt.Errorf("--keys %q: must be one of %s", bf.keys, strings.Join(bundle.KeysModes, ", ")))
+	}
+	if a.conn.DataDir != "" {
+		return usageErr(errors.New("bundle reads a running cluster: --data-dir is for an embedded etcd, which bundle never starts"))
+	}
+	out := bf.out
+	if out == "" {
+		out = "etcdperf-bundle-" + time.Now().UTC().Format("20060102T150405Z") + ".tar.gz"
+	}
+	ctx := cmd.Context()
+	t, err := conn.ConnectAny(ctx, &a.conn.Config, a.stdin, a.stderr)
+	if errors.Is(err, conn.ErrNoEndpoints) {
+		// An embedded etcd started for the bundle would be a fresh, empty one:
+		// no evidence of anything the operator is looking at.
+		return usageErr(errors.New("bundle gathers evidence of a running cluster: give its --endpoints (an embedded etcd would hold nothing to report)"))
+	}
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	b, err := bundle.Live(ctx, bundle.Target{Client: t.Client, Endpoints: t.Info.Endpoints, HTTP: t.HTTP, TLS: t.TLS, MetricsURLs: t.MetricsURLs},
+		bundle.Options{Interval: bf.interval, Reads: bf.reads, Keys: bf.keys, MaxKeys: bf.maxKeys, Timeout: a.conn.CommandTimeout,
+			Tool: toolInfo(), Flags: cli.FlagsOf(cmd.Flags()), Log: a.stderr})
+	if err != nil {
+		return err
+	}
+	if err := bundle.Write(out, b); err != nil {
+		return err
+	}
+	if err := report.Print(a.stdout, a.output, report.NewBundle(b, out)); err != nil {
+		return err
+	}
+	return verdictExit(b.Run.Diagnosis.Verdict.Status)
+}

@@ -1,0 +1,26 @@
+package bundle
+
+// Usage is bundle's help text. It lives beside the code it describes so that
+// the two change together.
+const Usage = `bundle gathers what etcd maintainers ask for when a cluster is slow or broken into one
+archive (a gzipped tar, written atomically), and judges it with the analyzer's rules.
+
+Live (--endpoints, etcdctl's connection flags), read-only and bounded: the member list; each
+member's status (version, leader, raft term and index, db size and in use, alarms, learner)
+asked of that member alone, so a member that does not answer is a finding, not an error;
+--reads linearizable and serializable count-only reads of one absent key and the round trips
+(Status call, HTTP/2 PING) per member; two /metrics scrapes of every member --interval apart
+and the verdict over that window, with the classes, evidence and sources of analyze; host
+facts when a member is local (a loopback client URL). Nothing is written to the cluster.
+Without --endpoints it refuses: an embedded etcd started for a bundle would hold nothing.
+
+Never in the archive: values (reads are count-only), passwords, tokens. Key names only with
+--keys: grouped by their first two '/'-separated segments, each segment hashed (8 hex digits
+of SHA-256) unless --keys=plain; at most --max-keys names are read (keys-only pages).
+
+Read a bundle with 'etcdperf report BUNDLE' (the verdict first; --format html) or
+'etcdperf analyze BUNDLE' (grades it again). docs/bundle.md describes the archive.
+
+Exit codes: 0 written and the verdict passes; 1 written and the verdict fails (a member
+down fails it); 2 bad flags, no --endpoints, no endpoint answered, the file not writable;
+130 interrupted (nothing written).`
