@@ -21,6 +21,7 @@ type bundleFlags struct {
 	reads    int
 	keys     string
 	maxKeys  int
+	dataDirs []string
 }
 
 func newBundleCmd(a *app) *cobra.Command {
@@ -42,6 +43,8 @@ func newBundleCmd(a *app) *cobra.Command {
 	f.StringVar(&bf.keys, "keys", bundle.KeysNone, "include key names grouped by prefix: hashed (the default of a bare --keys) or plain; never values")
 	f.Lookup("keys").NoOptDefVal = bundle.KeysHashed
 	f.IntVar(&bf.maxKeys, "max-keys", 100000, "read at most this many key names for --keys")
+	// bundle never starts an embedded etcd: here --data-dir names stopped members' data dirs.
+	f.StringArrayVar(&bf.dataDirs, "data-dir", nil, "offline: a stopped member's data dir (the folder holding member/), read-only; repeat for each member")
 	return cmd
 }
 
@@ -49,19 +52,19 @@ func (a *app) runBundle(cmd *cobra.Command, bf *bundleFlags) error {
 	if bf.keys != bundle.KeysNone && !slices.Contains(bundle.KeysModes, bf.keys) {
 		return usageErr(fmt.Errorf("--keys %q: must be one of %s", bf.keys, strings.Join(bundle.KeysModes, ", ")))
 	}
-	if a.conn.DataDir != "" {
-		return usageErr(errors.New("bundle reads a running cluster: --data-dir is for an embedded etcd, which bundle never starts"))
-	}
 	out := bf.out
 	if out == "" {
 		out = "etcdperf-bundle-" + time.Now().UTC().Format("20060102T150405Z") + ".tar.gz"
+	}
+	if len(bf.dataDirs) > 0 {
+		return a.runOfflineBundle(cmd, bf, out)
 	}
 	ctx := cmd.Context()
 	t, err := conn.ConnectAny(ctx, &a.conn.Config, a.stdin, a.stderr)
 	if errors.Is(err, conn.ErrNoEndpoints) {
 		// An embedded etcd started for the bundle would be a fresh, empty one:
 		// no evidence of anything the operator is looking at.
-		return usageErr(errors.New("bundle gathers evidence of a running cluster: give its --endpoints (an embedded etcd would hold nothing to report)"))
+		return usageErr(errors.New("bundle gathers evidence of a running cluster: give its --endpoints (an embedded etcd would hold nothing to report), or --data-dir of stopped members"))
 	}
 	if err != nil {
 		return err
@@ -72,6 +75,29 @@ func (a *app) runBundle(cmd *cobra.Command, bf *bundleFlags) error {
 			Tool: toolInfo(), Flags: cli.FlagsOf(cmd.Flags()), Log: a.stderr})
 	if err != nil {
 		return err
+	}
+	if err := bundle.Write(out, b); err != nil {
+		return err
+	}
+	if err := report.Print(a.stdout, a.output, report.NewBundle(b, out)); err != nil {
+		return err
+	}
+	return verdictExit(b.Run.Diagnosis.Verdict.Status)
+}
+
+// runOfflineBundle bundles stopped members' data dirs.
+func (a *app) runOfflineBundle(cmd *cobra.Command, bf *bundleFlags, out string) error {
+	if len(a.conn.Endpoints) > 0 || a.conn.DiscoverySrv != "" {
+		return usageErr(errors.New("--data-dir reads stopped members' data dirs: it cannot be combined with --endpoints or --discovery-srv"))
+	}
+	for _, name := range []string{"interval", "reads", "keys", "max-keys"} {
+		if cmd.Flags().Changed(name) {
+			return usageErr(fmt.Errorf("--%s is for a live cluster; --data-dir reads data dirs", name))
+		}
+	}
+	b, err := bundle.OfflineBundle(bf.dataDirs, toolInfo(), cli.FlagsOf(cmd.Flags()))
+	if err != nil {
+		return usageErr(err)
 	}
 	if err := bundle.Write(out, b); err != nil {
 		return err

@@ -56,3 +56,40 @@ func TestBundleNeedsEndpoints(t *testing.T) {
 	assertCleanError(t, runBin(t, nil, "bundle", "--interval", "1s"))
 	assertCleanError(t, runBin(t, nil, "bundle", "--endpoints", "127.0.0.1:1", "--keys=all"))
 }
+
+// TestBundleOffline bundles the data dirs of a 3-member cluster whose members
+// stopped one after the other: the bundle names a dir to restore from, and
+// report and analyze read it.
+func TestBundleOffline(t *testing.T) {
+	c := clustertest.Start(t, cluster.Config{Dir: t.TempDir(), Members: 3, TickMs: 20, ElectionMs: 200})
+	cli := clustertest.Client(t, c)
+	ms := c.Members()
+	if err := ms[2].StopGracefully(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(t.Context(), "/offline/k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms[:2] {
+		if err := m.StopGracefully(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "offline.tar.gz")
+	r := runBinIn(t, dir, "bundle", "--data-dir", ms[0].DataDir, "--data-dir", ms[1].DataDir, "--data-dir", ms[2].DataDir, "-o", out)
+	t.Logf("bundle:\n%s%s", r.stdout, r.stderr)
+	if r.code != 0 || !strings.Contains(r.stdout, "restore from: ") {
+		t.Fatalf("bundle --data-dir: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	rep := runBinIn(t, dir, "report", out)
+	t.Logf("report:\n%s", rep.stdout)
+	if rep.code != 0 || !strings.Contains(rep.stdout, "restore from: ") {
+		t.Errorf("report: exit %d\n%s%s", rep.code, rep.stdout, rep.stderr)
+	}
+	if an := runBinIn(t, dir, "analyze", out); an.code != 0 {
+		t.Errorf("analyze: exit %d\n%s%s", an.code, an.stdout, an.stderr)
+	}
+	assertCleanError(t, runBinIn(t, dir, "bundle", "--data-dir", ms[0].DataDir, "--interval", "5s"))
+	assertCleanError(t, runBinIn(t, dir, "bundle", "--data-dir", dir))
+}

@@ -76,6 +76,8 @@ type Data struct {
 	WindowS float64 `json:"window_s,omitempty"`
 	// Keys is the key space by prefix, with --keys only.
 	Keys *Keys `json:"keys,omitempty"`
+	// Offline is what the data dirs hold (--data-dir).
+	Offline *Offline `json:"offline,omitempty"`
 }
 
 // MemberStatus is one member as the bundle found it, asked on its own.

@@ -11,6 +11,9 @@ import (
 // srcMembers is where the members rule's threshold comes from.
 const srcMembers = "etcd op-guide/failures.md (a cluster of N members tolerates (N-1)/2 failed ones: each member down spends that margin); etcdperf: a member that does not answer is an incident's first fact"
 
+// srcDataDirs is where the data dirs rule's grades come from.
+const srcDataDirs = "Raft's Log Matching property (Ongaro and Ousterhout 2014, §5.3: entries with the same index and term are the same; committed entries are never replaced); etcd wal: a torn last record is normal after a crash, a CRC mismatch is corruption"
+
 // Judge is the bundle's verdict: the analyzer's rules over the run file's two
 // scrapes (as analyze --metrics grades two dumps), plus the rule on what the
 // bundle saw of each member. `analyze BUNDLE` calls it too, so it reproduces the
@@ -19,11 +22,26 @@ func Judge(b *Bundle) (analyze.Result, error) {
 	if b.Run == nil {
 		return analyze.Result{}, fmt.Errorf("the bundle has no %s to judge", runFile)
 	}
-	return analyze.Run(b.Run, analyze.Options{Rules: Rules(b.Data)})
+	rep, err := analyze.Run(b.Run, analyze.Options{Rules: Rules(b.Data)})
+	if b.Data.Offline != nil {
+		// Data dirs hold no latencies and no scrapes: no budget to show, nor a note saying so.
+		rep.Budget, rep.Notes = nil, nil
+	}
+	return rep, err
 }
 
 // Rules are the analyzer's rules and the bundle's own, on d.
 func Rules(d Data) []analyze.Rule {
+	if d.Offline != nil {
+		// Data dirs have no /metrics: the analyzer's rules would all read unknown.
+		return []analyze.Rule{{
+			Class: finding.ClassHealth, Signal: "data dirs read whole, their WALs agreeing where they overlap (bundle --data-dir)",
+			Threshold: "ok all; warn a WAL ends in a torn record or conflicts past a commit index; fail a part unreadable, a CRC mismatch, or a conflict both members committed",
+			Source:    srcDataDirs,
+			Advice:    "Restore from the data dir the bundle names (etcdutl snapshot restore of its member/snap/db with --skip-hash-check, or --force-new-cluster on it); keep copies of every data dir first.",
+			Eval:      func(*analyze.Input, analyze.Limits) analyze.Check { return dataDirsCheck(d.Offline) },
+		}}
+	}
 	rules := append([]analyze.Rule(nil), analyze.Rules...)
 	if len(d.Members) == 0 {
 		return rules
@@ -66,4 +84,40 @@ func membersCheck(d Data) analyze.Check {
 	}
 	return analyze.Check{Severity: finding.Fail,
 		Observed: fmt.Sprintf("%d of %d members did not answer (%s; %s)", len(down), len(d.Members), strings.Join(down, "; "), quorum)}
+}
+
+// dataDirsCheck grades what could be read of the data dirs.
+func dataDirsCheck(o *Offline) analyze.Check {
+	sev := finding.OK
+	var said []string
+	for _, d := range o.Dirs {
+		for _, e := range d.Errors {
+			sev = finding.Fail
+			said = append(said, d.Path+": "+e)
+		}
+		if d.WAL == nil || d.WAL.Error == "" {
+			continue
+		}
+		s := finding.Warn
+		if strings.Contains(d.WAL.Error, "CRC") {
+			s = finding.Fail
+		}
+		sev = finding.Worst(sev, s)
+		said = append(said, fmt.Sprintf("%s: WAL read up to index %d, then %s", d.Path, d.WAL.LastIndex, d.WAL.Error))
+	}
+	for _, g := range o.Agree {
+		if g.Agree {
+			continue
+		}
+		s := finding.Warn
+		if g.Committed {
+			s = finding.Fail
+		}
+		sev = finding.Worst(sev, s)
+		said = append(said, strings.Join(g.Dirs, " and ")+": "+g.Note)
+	}
+	if len(said) == 0 {
+		return analyze.Check{Severity: finding.OK, Observed: fmt.Sprintf("%d data dir(s) read whole; WALs agree where they overlap", len(o.Dirs))}
+	}
+	return analyze.Check{Severity: sev, Observed: strings.Join(said, "; ")}
 }

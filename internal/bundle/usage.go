@@ -14,6 +14,13 @@ and the verdict over that window, with the classes, evidence and sources of anal
 facts when a member is local (a loopback client URL). Nothing is written to the cluster.
 Without --endpoints it refuses: an embedded etcd started for a bundle would hold nothing.
 
+Offline (--data-dir DIR, once per stopped member; never with --endpoints), read-only: each WAL's
+segments, entries by kind as etcd-dump-logs counts them (ConfigChange, IRRPut, IRRTxn, ...) with
+their bytes, first and last index and term, the hard state (term, commit); the snapshots in
+member/snap; the db's buckets, consistent index and term, revisions, compacted revision and
+fragmentation. With several dirs: whether their WALs agree where they overlap, and which dir to
+restore from (the highest commit index, then the most applied), with the reasoning.
+
 Never in the archive: values (reads are count-only), passwords, tokens. Key names only with
 --keys: grouped by their first two '/'-separated segments, each segment hashed (8 hex digits
 of SHA-256) unless --keys=plain; at most --max-keys names are read (keys-only pages).
@@ -22,5 +29,5 @@ Read a bundle with 'etcdperf report BUNDLE' (the verdict first; --format html) o
 'etcdperf analyze BUNDLE' (grades it again). docs/bundle.md describes the archive.
 
 Exit codes: 0 written and the verdict passes; 1 written and the verdict fails (a member
-down fails it); 2 bad flags, no --endpoints, no endpoint answered, the file not writable;
+down fails it); 2 bad flags, no --endpoints (nor --data-dir), no endpoint answered, a data dir without member/, the file not writable;
 130 interrupted (nothing written).`

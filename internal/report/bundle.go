@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/etcdperf/etcdperf/finding"
@@ -36,8 +38,12 @@ func NewBundle(b *bundle.Bundle, path string) Bundle {
 
 // Simple writes the verdict and findings first, then the members and the rest.
 func (b Bundle) Simple(w io.Writer) error {
-	fmt.Fprintf(w, "bundle %s (%s, schema %d, %d member(s), scrapes %.1f s apart)\n", b.Path, b.Manifest.Kind, b.Manifest.SchemaVersion,
-		len(b.Data.Members), b.Data.WindowS)
+	if b.Data.Offline != nil {
+		fmt.Fprintf(w, "bundle %s (%s, schema %d, %d data dir(s))\n", b.Path, b.Manifest.Kind, b.Manifest.SchemaVersion, len(b.Data.Offline.Dirs))
+	} else {
+		fmt.Fprintf(w, "bundle %s (%s, schema %d, %d member(s), scrapes %.1f s apart)\n", b.Path, b.Manifest.Kind, b.Manifest.SchemaVersion,
+			len(b.Data.Members), b.Data.WindowS)
+	}
 	if err := b.Analysis.Simple(w); err != nil {
 		return err
 	}
@@ -84,6 +90,11 @@ func (b Bundle) details(w io.Writer) error {
 			fmt.Fprintf(w, "  listing stopped: %s\n", k.Error)
 		}
 	}
+	if o := b.Data.Offline; o != nil {
+		if err := offline(w, o); err != nil {
+			return err
+		}
+	}
 	for _, n := range b.Manifest.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
@@ -118,6 +129,73 @@ func (b Bundle) members(w io.Writer) error {
 			units.Bytes(m.DBSize), units.Bytes(m.DBSizeInUse), dash(alarms), latencyCell(m.Linearizable), latencyCell(m.Serializable), Ms(m.PingRTTMs))
 	}
 	return tw.Flush()
+}
+
+// offline writes what the data dirs hold: one row per dir, its entries by
+// kind, whether the WALs agree, and the dir to restore from.
+func offline(w io.Writer, o *bundle.Offline) error {
+	tw := NewTable(w)
+	fmt.Fprintln(tw, "DATA DIR\tWAL\tENTRIES\tINDEX\tTERM\tCOMMIT\tSNAPSHOTS\tDB\tIN USE\tAPPLIED\tREVISIONS\tCOMPACTED")
+	for _, d := range o.Dirs {
+		row := []string{d.Path, "-", "-", "-", "-", "-", fmt.Sprint(len(d.Snaps)), "-", "-", "-", "-", "-"}
+		if wl := d.WAL; wl != nil {
+			var n, bytes int64
+			for k, v := range wl.Entries {
+				n, bytes = n+v, bytes+wl.Bytes[k]
+			}
+			row[1] = fmt.Sprintf("%d segment(s)", len(wl.Segments))
+			row[2] = fmt.Sprintf("%d (%s)", n, units.Bytes(bytes))
+			row[3] = fmt.Sprintf("%d..%d", wl.FirstIndex, wl.LastIndex)
+			row[4], row[5] = fmt.Sprint(wl.Term), fmt.Sprint(wl.Commit)
+		}
+		if db := d.DB; db != nil {
+			row[7], row[8] = units.Bytes(db.SizeBytes), fmt.Sprintf("%s (%.0f%%)", units.Bytes(db.InUseBytes), 100*db.InUseRatio)
+			row[9], row[10], row[11] = fmt.Sprint(db.ConsistentIndex), fmt.Sprintf("%d keys, rev %d", db.Keys, db.CurrentRevision), fmt.Sprint(db.CompactRevision)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, d := range o.Dirs {
+		if d.WAL != nil {
+			var kinds []string
+			for _, k := range slices.Sorted(maps.Keys(d.WAL.Entries)) {
+				kinds = append(kinds, fmt.Sprintf("%s %d (%s)", k, d.WAL.Entries[k], units.Bytes(d.WAL.Bytes[k])))
+			}
+			fmt.Fprintf(w, "%s entries: %s\n", d.Path, strings.Join(kinds, ", "))
+			if d.WAL.Error != "" {
+				fmt.Fprintf(w, "%s WAL: read up to index %d, then: %s\n", d.Path, d.WAL.LastIndex, d.WAL.Error)
+			}
+		}
+		if d.DB != nil {
+			var bs []string
+			for _, bk := range d.DB.Buckets {
+				bs = append(bs, fmt.Sprintf("%s %d (%s)", bk.Name, bk.Keys, units.Bytes(bk.Bytes)))
+			}
+			fmt.Fprintf(w, "%s buckets: %s\n", d.Path, strings.Join(bs, ", "))
+		}
+		for _, e := range d.Errors {
+			fmt.Fprintf(w, "%s: %s\n", d.Path, e)
+		}
+	}
+	for _, g := range o.Agree {
+		switch {
+		case g.Agree && g.To > 0:
+			fmt.Fprintf(w, "%s agree on indexes %d..%d\n", strings.Join(g.Dirs, " and "), g.From, g.To)
+		default:
+			fmt.Fprintf(w, "%s: %s\n", strings.Join(g.Dirs, " and "), g.Note)
+		}
+	}
+	if r := o.Restore; r != nil {
+		if r.Path != "" {
+			fmt.Fprintf(w, "restore from: %s\n", r.Path)
+		}
+		for _, why := range r.Reason {
+			fmt.Fprintf(w, "  %s\n", why)
+		}
+	}
+	return nil
 }
 
 func latencyCell(l *bundle.Latency) string {
