@@ -12,6 +12,7 @@ import (
 	"github.com/etcdperf/etcdperf/internal/bundle"
 	"github.com/etcdperf/etcdperf/internal/cli"
 	"github.com/etcdperf/etcdperf/internal/conn"
+	"github.com/etcdperf/etcdperf/internal/inspect"
 	"github.com/etcdperf/etcdperf/internal/report"
 )
 
@@ -22,6 +23,7 @@ type bundleFlags struct {
 	keys     string
 	maxKeys  int
 	dataDirs []string
+	rates    bundle.Rates
 }
 
 func newBundleCmd(a *app) *cobra.Command {
@@ -43,6 +45,8 @@ func newBundleCmd(a *app) *cobra.Command {
 	f.StringVar(&bf.keys, "keys", bundle.KeysNone, "include key names grouped by prefix: hashed (the default of a bare --keys) or plain; never values")
 	f.Lookup("keys").NoOptDefVal = bundle.KeysHashed
 	f.IntVar(&bf.maxKeys, "max-keys", 100000, "read at most this many key names for --keys")
+	f.Float64Var(&bf.rates.DiskMBps, "disk-mbps", 0, fmt.Sprintf("the disk's copy rate for the repair cost, MB/s (default %d, assumed)", inspect.DefaultDiskMBps))
+	f.Float64Var(&bf.rates.NetMBps, "net-mbps", 0, fmt.Sprintf("network throughput to a new member, MB/s (default %d = 1 GbE, assumed)", inspect.DefaultNetMBps))
 	// bundle never starts an embedded etcd: here --data-dir names stopped members' data dirs.
 	f.StringArrayVar(&bf.dataDirs, "data-dir", nil, "offline: a stopped member's data dir (the folder holding member/), read-only; repeat for each member")
 	return cmd
@@ -71,7 +75,7 @@ func (a *app) runBundle(cmd *cobra.Command, bf *bundleFlags) error {
 	}
 	defer t.Close()
 	b, err := bundle.Live(ctx, bundle.Target{Client: t.Client, Endpoints: t.Info.Endpoints, HTTP: t.HTTP, TLS: t.TLS, MetricsURLs: t.MetricsURLs},
-		bundle.Options{Interval: bf.interval, Reads: bf.reads, Keys: bf.keys, MaxKeys: bf.maxKeys, Timeout: a.conn.CommandTimeout,
+		bundle.Options{Interval: bf.interval, Reads: bf.reads, Keys: bf.keys, MaxKeys: bf.maxKeys, Timeout: a.conn.CommandTimeout, Rates: bf.rates,
 			Tool: toolInfo(), Flags: cli.FlagsOf(cmd.Flags()), Log: a.stderr})
 	if err != nil {
 		return err
@@ -95,7 +99,7 @@ func (a *app) runOfflineBundle(cmd *cobra.Command, bf *bundleFlags, out string) 
 			return usageErr(fmt.Errorf("--%s is for a live cluster; --data-dir reads data dirs", name))
 		}
 	}
-	b, err := bundle.OfflineBundle(bf.dataDirs, toolInfo(), cli.FlagsOf(cmd.Flags()))
+	b, err := bundle.OfflineBundle(bf.dataDirs, bf.rates, toolInfo(), cli.FlagsOf(cmd.Flags()))
 	if err != nil {
 		return usageErr(err)
 	}

@@ -76,6 +76,8 @@ type Data struct {
 	WindowS float64 `json:"window_s,omitempty"`
 	// Keys is the key space by prefix, with --keys only.
 	Keys *Keys `json:"keys,omitempty"`
+	// Repair is what repairing each member would cost.
+	Repair *Repair `json:"repair,omitempty"`
 	// Offline is what the data dirs hold (--data-dir).
 	Offline *Offline `json:"offline,omitempty"`
 }

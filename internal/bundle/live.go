@@ -44,7 +44,9 @@ type Options struct {
 	MaxKeys int
 	// Timeout bounds each call to one member (etcdctl's --command-timeout).
 	Timeout time.Duration
-	// Tool, Flags and Host are what the manifest records.
+	// Rates are the throughputs the repair cost is computed with.
+	Rates Rates
+	// Tool and Flags are what the manifest records.
 	Tool  results.Tool
 	Flags map[string]string
 	// Probe runs --probe's short check after the second scrape; nil without --probe.
@@ -118,6 +120,7 @@ func Live(ctx context.Context, t Target, o Options) (*Bundle, error) {
 	run.EndedAt = time.Now().UTC()
 	run.DurationS = run.EndedAt.Sub(scraped).Seconds()
 	b.Data.WindowS = run.DurationS
+	b.Data.Repair = liveRepair(run.Scrapes, members, o.Rates)
 
 	if dir := localDataDir(members); dir != "" || anyLocal(members) {
 		run.Host = hardware.Collect(hardware.Config{DataDir: dir})

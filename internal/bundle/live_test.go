@@ -109,6 +109,9 @@ func TestLiveOneMemberDown(t *testing.T) {
 	if good != 4 {
 		t.Errorf("%d good scrapes, want 2 members × 2", good)
 	}
+	if r := b.Data.Repair; r == nil || len(r.Members) != 2 || r.Members[0].DefragS <= 0 || r.Members[0].GrowthBytesPerS == nil {
+		t.Errorf("repair cost %+v", r)
+	}
 
 	// Nothing secret anywhere: every file of the archive, uncompressed.
 	all := extract(t, path)

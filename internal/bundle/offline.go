@@ -273,7 +273,7 @@ func chooseRestore(o *Offline) *Restore {
 
 // OfflineBundle bundles stopped members' data dirs, writing nothing to them,
 // and judges them (Judge).
-func OfflineBundle(dirs []string, tool results.Tool, flags map[string]string) (*Bundle, error) {
+func OfflineBundle(dirs []string, rates Rates, tool results.Tool, flags map[string]string) (*Bundle, error) {
 	host, _ := os.Hostname()
 	off, err := ReadDataDirs(dirs)
 	if err != nil {
@@ -281,7 +281,7 @@ func OfflineBundle(dirs []string, tool results.Tool, flags map[string]string) (*
 	}
 	now := time.Now().UTC()
 	b := &Bundle{Manifest: Manifest{Kind: KindOffline, Tool: tool, CreatedAt: now, Host: host, DataDirs: dirs, Flags: flags},
-		Data: Data{Offline: off},
+		Data: Data{Offline: off, Repair: offlineRepair(off, rates)},
 		Run:  &results.Run{Version: results.Version, Tool: tool, Command: "bundle --data-dir", StartedAt: now, EndedAt: now, Valid: true, Flags: flags}}
 	rep, err := Judge(b)
 	if err != nil {

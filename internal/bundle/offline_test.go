@@ -43,7 +43,7 @@ func TestOfflineRestoreChoice(t *testing.T) {
 	}
 	dirs := []string{ms[0].DataDir, ms[1].DataDir, ms[2].DataDir}
 	before := snapshotTree(t, dir)
-	b, err := OfflineBundle(dirs, toolForTest, nil)
+	b, err := OfflineBundle(dirs, Rates{}, toolForTest, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +78,9 @@ func TestOfflineRestoreChoice(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(r.Reason, "\n"), dirs[2]+": commit index") {
 		t.Errorf("the reasons do not say m2 is behind:\n%s", strings.Join(r.Reason, "\n"))
+	}
+	if r := b.Data.Repair; r == nil || len(r.Members) != 3 || r.Members[0].CatchUpS <= 0 || r.Members[0].QuotaS != nil {
+		t.Errorf("repair cost %+v", r)
 	}
 	if v := b.Run.Diagnosis.Verdict; v.Status != finding.StatusPass {
 		t.Errorf("verdict %s: %s", v.Status, v.Summary)

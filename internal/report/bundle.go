@@ -95,6 +95,11 @@ func (b Bundle) details(w io.Writer) error {
 			return err
 		}
 	}
+	if r := b.Data.Repair; r != nil && len(r.Members) > 0 {
+		if err := repair(w, r); err != nil {
+			return err
+		}
+	}
 	for _, n := range b.Manifest.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
@@ -196,6 +201,47 @@ func offline(w io.Writer, o *bundle.Offline) error {
 		}
 	}
 	return nil
+}
+
+// repair writes what repairing each member would cost.
+func repair(w io.Writer, r *bundle.Repair) error {
+	fmt.Fprintf(w, "\nrepair cost (disk %.0f MB/s, network %.0f MB/s):\n", r.DiskMBps, r.NetMBps)
+	tw := NewTable(w)
+	fmt.Fprintln(tw, "  MEMBER\tDB\tIN USE\tDEFRAG BLOCKS\tNEW MEMBER CATCH-UP\tGROWTH\tQUOTA\tQUOTA IN")
+	for _, c := range r.Members {
+		growth, quotaIn := "-", "-"
+		if c.GrowthBytesPerS != nil {
+			growth = units.Bytes(int64(*c.GrowthBytesPerS)) + "/s"
+			quotaIn = "not growing"
+		}
+		if c.QuotaS != nil {
+			quotaIn = longDuration(*c.QuotaS)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Member, units.Bytes(c.DBBytes), units.Bytes(c.InUseBytes),
+			longDuration(c.DefragS), longDuration(c.CatchUpS), growth, units.Bytes(c.QuotaBytes), quotaIn)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, a := range r.Assumed {
+		fmt.Fprintf(w, "  assumed: %s\n", a)
+	}
+	fmt.Fprintf(w, "  basis: %s\n", r.Basis)
+	return nil
+}
+
+// longDuration renders seconds as units.Duration does up to two minutes, then
+// in minutes, hours or days.
+func longDuration(s float64) string {
+	switch {
+	case s < 120:
+		return units.Duration(s)
+	case s < 2*3600:
+		return units.Trim(s/60) + " min"
+	case s < 2*86400:
+		return units.Trim(s/3600) + " h"
+	}
+	return units.Trim(s/86400) + " days"
 }
 
 func latencyCell(l *bundle.Latency) string {
