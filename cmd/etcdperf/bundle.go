@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,10 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/bundle"
+	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cli"
 	"github.com/etcdperf/etcdperf/internal/conn"
 	"github.com/etcdperf/etcdperf/internal/inspect"
 	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/internal/serve"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 type bundleFlags struct {
@@ -24,6 +28,7 @@ type bundleFlags struct {
 	maxKeys  int
 	dataDirs []string
 	rates    bundle.Rates
+	probe    bool
 }
 
 func newBundleCmd(a *app) *cobra.Command {
@@ -47,6 +52,7 @@ func newBundleCmd(a *app) *cobra.Command {
 	f.IntVar(&bf.maxKeys, "max-keys", 100000, "read at most this many key names for --keys")
 	f.Float64Var(&bf.rates.DiskMBps, "disk-mbps", 0, fmt.Sprintf("the disk's copy rate for the repair cost, MB/s (default %d, assumed)", inspect.DefaultDiskMBps))
 	f.Float64Var(&bf.rates.NetMBps, "net-mbps", 0, fmt.Sprintf("network throughput to a new member, MB/s (default %d = 1 GbE, assumed)", inspect.DefaultNetMBps))
+	f.BoolVar(&bf.probe, "probe", false, "also run a short check with serve's tiny load (10 req/s for 5 s, its own keys under "+bundleProbePrefix+", deleted after) and keep its run file as probe.json")
 	// bundle never starts an embedded etcd: here --data-dir names stopped members' data dirs.
 	f.StringArrayVar(&bf.dataDirs, "data-dir", nil, "offline: a stopped member's data dir (the folder holding member/), read-only; repeat for each member")
 	return cmd
@@ -74,9 +80,12 @@ func (a *app) runBundle(cmd *cobra.Command, bf *bundleFlags) error {
 		return err
 	}
 	defer t.Close()
-	b, err := bundle.Live(ctx, bundle.Target{Client: t.Client, Endpoints: t.Info.Endpoints, HTTP: t.HTTP, TLS: t.TLS, MetricsURLs: t.MetricsURLs},
-		bundle.Options{Interval: bf.interval, Reads: bf.reads, Keys: bf.keys, MaxKeys: bf.maxKeys, Timeout: a.conn.CommandTimeout, Rates: bf.rates,
-			Tool: toolInfo(), Flags: cli.FlagsOf(cmd.Flags()), Log: a.stderr})
+	opts := bundle.Options{Interval: bf.interval, Reads: bf.reads, Keys: bf.keys, MaxKeys: bf.maxKeys, Timeout: a.conn.CommandTimeout, Rates: bf.rates,
+		Tool: toolInfo(), Flags: cli.FlagsOf(cmd.Flags()), Log: a.stderr}
+	if bf.probe {
+		opts.Probe = func(ctx context.Context) (*results.Run, error) { return a.bundleProbe(ctx, cmd) }
+	}
+	b, err := bundle.Live(ctx, bundle.Target{Client: t.Client, Endpoints: t.Info.Endpoints, HTTP: t.HTTP, TLS: t.TLS, MetricsURLs: t.MetricsURLs}, opts)
 	if err != nil {
 		return err
 	}
@@ -94,7 +103,7 @@ func (a *app) runOfflineBundle(cmd *cobra.Command, bf *bundleFlags, out string) 
 	if len(a.conn.Endpoints) > 0 || a.conn.DiscoverySrv != "" {
 		return usageErr(errors.New("--data-dir reads stopped members' data dirs: it cannot be combined with --endpoints or --discovery-srv"))
 	}
-	for _, name := range []string{"interval", "reads", "keys", "max-keys"} {
+	for _, name := range []string{"interval", "reads", "keys", "max-keys", "probe"} {
 		if cmd.Flags().Changed(name) {
 			return usageErr(fmt.Errorf("--%s is for a live cluster; --data-dir reads data dirs", name))
 		}
@@ -110,4 +119,40 @@ func (a *app) runOfflineBundle(cmd *cobra.Command, bf *bundleFlags, out string) 
 		return err
 	}
 	return verdictExit(b.Run.Diagnosis.Verdict.Status)
+}
+
+// bundleProbePrefix is where --probe's check writes its keys, apart from check's own.
+const bundleProbePrefix = "/etcdperf/bundle-probe/"
+
+// bundleProbe is check with serve's tiny load: its run, with check's verdict and
+// section, as check would write it. It connects as check does, so a cluster
+// with a member down fails it (the bundle says so in a note).
+func (a *app) bundleProbe(ctx context.Context, cmd *cobra.Command) (*results.Run, error) {
+	p, err := serve.TinyProfile()
+	if err != nil {
+		return nil, err
+	}
+	t, clis, release, err := a.openLoad(ctx, max(p.Connections, 1))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	lr, err := a.runProfile(ctx, cmd, "check", t, clis, p, bundleProbePrefix, false)
+	if err != nil {
+		return nil, err
+	}
+	if lr.Err != nil && len(lr.Run.Ops) == 0 {
+		return nil, lr.Err
+	}
+	limit, src := check.P99Limit(0, p)
+	verdict, criteria := check.Default(lr.Run, lr.Analysis, limit, src)
+	compat, err := check.Compat(lr.Run)
+	if err != nil {
+		return nil, err
+	}
+	lr.Run.Diagnosis = lr.Analysis.Diagnosis()
+	lr.Run.Diagnosis.Verdict = &verdict
+	res := check.Result{Verdict: verdict, Criteria: criteria, Compat: compat, ExitFollows: "default", Profile: p.Summary(),
+		P99LimitMs: float64(limit) / float64(time.Millisecond), P99Source: src}
+	return lr.Run, lr.Run.SetSection(res)
 }

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/etcdperf/etcdperf/internal/bundle"
 	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/clustertest"
 )
@@ -92,4 +95,27 @@ func TestBundleOffline(t *testing.T) {
 	}
 	assertCleanError(t, runBinIn(t, dir, "bundle", "--data-dir", ms[0].DataDir, "--interval", "5s"))
 	assertCleanError(t, runBinIn(t, dir, "bundle", "--data-dir", dir))
+}
+
+// TestBundleProbe: --probe runs check's tiny load and keeps its run file in
+// the archive; its keys are gone afterwards.
+func TestBundleProbe(t *testing.T) {
+	c := clustertest.Start(t, cluster.Config{})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "probe.tar.gz")
+	r := runBinIn(t, dir, "bundle", "--endpoints", c.Endpoints()[0], "--interval", "1s", "--reads", "2", "--probe", "-o", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "probe (check") {
+		t.Fatalf("bundle --probe: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	b, err := bundle.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Probe == nil || len(b.Probe.Ops) == 0 || b.Probe.Command != "check" {
+		t.Errorf("probe run: %+v", b.Probe)
+	}
+	left, err := clustertest.Client(t, c).Get(t.Context(), "/etcdperf/bundle-probe/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || left.Count != 0 {
+		t.Errorf("keys left under the probe's prefix: %v %v", left, err)
+	}
 }

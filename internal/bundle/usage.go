@@ -11,7 +11,9 @@ asked of that member alone, so a member that does not answer is a finding, not a
 --reads linearizable and serializable count-only reads of one absent key and the round trips
 (Status call, HTTP/2 PING) per member; two /metrics scrapes of every member --interval apart
 and the verdict over that window, with the classes, evidence and sources of analyze; host
-facts when a member is local (a loopback client URL). Nothing is written to the cluster.
+facts when a member is local (a loopback client URL). Nothing is written to the cluster, unless
+--probe: then a short check with serve's tiny load (10 req/s for 5 s on keys of its own, deleted
+after) runs after the second scrape, and its run file is kept as probe.json.
 Without --endpoints it refuses: an embedded etcd started for a bundle would hold nothing.
 
 Offline (--data-dir DIR, once per stopped member; never with --endpoints), read-only: each WAL's

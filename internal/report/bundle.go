@@ -21,11 +21,16 @@ type Bundle struct {
 	Data     bundle.Data     `json:"bundle"`
 	// Analysis is the verdict and findings the bundle stores.
 	Analysis Analysis `json:"analysis"`
+	// Probe is the verdict of --probe's check; nil without it.
+	Probe *finding.Verdict `json:"probe_verdict,omitempty"`
 }
 
 // NewBundle is b, written to (or read from) path, as an Output.
 func NewBundle(b *bundle.Bundle, path string) Bundle {
 	out := Bundle{Path: path, Manifest: b.Manifest, Data: b.Data}
+	if b.Probe != nil && b.Probe.Diagnosis != nil {
+		out.Probe = b.Probe.Diagnosis.Verdict
+	}
 	if b.Run != nil && b.Run.Diagnosis != nil {
 		d := b.Run.Diagnosis
 		out.Analysis = Analysis(analyze.Result{Findings: d.Findings, Budget: d.Budget, Hardware: d.Hardware, Notes: d.Notes})
@@ -99,6 +104,9 @@ func (b Bundle) details(w io.Writer) error {
 		if err := repair(w, r); err != nil {
 			return err
 		}
+	}
+	if v := b.Probe; v != nil {
+		fmt.Fprintf(w, "\nprobe (check with serve's tiny load, run file probe.json): %s — %s\n", strings.ToUpper(v.Status), v.Summary)
 	}
 	for _, n := range b.Manifest.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
