@@ -21,11 +21,13 @@ func TestPrefixOf(t *testing.T) {
 		want string
 	}{
 		{"/registry/pods/ns/p1", false, "/registry/pods/"},
-		{"/registry/pods", false, "/registry/pods"},
-		{"plain", false, "plain"},
+		{"/registry/pods", false, "/registry/"},
+		{"/big/0001", false, "/big/"},
+		{"plain", false, ""},
 		{"a/b/c", false, "a/b/"},
 		{"/registry/pods/ns/p1", true, "/" + hashName("registry") + "/" + hashName("pods") + "/"},
-		{"plain", true, hashName("plain")},
+		{"/registry/pods", true, "/" + hashName("registry") + "/"},
+		{"plain", true, ""},
 	} {
 		if got := prefixOf(c.key, c.hash); got != c.want {
 			t.Errorf("prefixOf(%q, %v) = %q, want %q", c.key, c.hash, got, c.want)

@@ -85,27 +85,26 @@ func readKeys(ctx context.Context, cli *clientv3.Client, o Options) *Keys {
 	return k
 }
 
-// prefixOf is key's first keyDepth '/'-separated segments ("/registry/pods/"),
-// each hashed when hash is set ("/3c1a9f0e/8d77b2c4/"), so the shape of the key
-// space shows and its names do not. A key without '/' is one segment.
+// prefixOf is the prefix key is grouped under: its first keyDepth
+// '/'-separated segments, never its last one (the key's own name), each hashed
+// when hash is set ("/registry/pods/ns/p" → "/registry/pods/", hashed
+// "/872491a3/049c287e/"), so the shape of the key space shows and no key's
+// name does. A key of one segment is under "" (the top level).
 func prefixOf(key string, hash bool) string {
 	lead := strings.HasPrefix(key, "/")
 	segs := strings.Split(strings.TrimPrefix(key, "/"), "/")
-	whole := len(segs) <= keyDepth // the key itself, not a prefix of others
-	if !whole {
-		segs = segs[:keyDepth]
+	segs = segs[:min(keyDepth, len(segs)-1)]
+	if len(segs) == 0 {
+		return ""
 	}
 	if hash {
 		for i, s := range segs {
 			segs[i] = hashName(s)
 		}
 	}
-	out := strings.Join(segs, "/")
+	out := strings.Join(segs, "/") + "/"
 	if lead {
 		out = "/" + out
-	}
-	if !whole {
-		out += "/"
 	}
 	return out
 }

@@ -85,8 +85,16 @@ func (b Bundle) details(w io.Writer) error {
 		fmt.Fprintln(w, "):")
 		tw := NewTable(w)
 		fmt.Fprintln(tw, "  PREFIX\tKEYS\tKEY BYTES")
-		for _, p := range k.Prefixes {
-			fmt.Fprintf(tw, "  %s\t%d\t%s\n", p.Prefix, p.Keys, units.Bytes(p.KeyBytes))
+		for i, p := range k.Prefixes {
+			if i == maxPrefixRows {
+				fmt.Fprintf(tw, "  (%d more in bundle.json)\t\t\n", len(k.Prefixes)-i)
+				break
+			}
+			name := p.Prefix
+			if name == "" {
+				name = "(top level)"
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%s\n", name, p.Keys, units.Bytes(p.KeyBytes))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -113,6 +121,9 @@ func (b Bundle) details(w io.Writer) error {
 	}
 	return nil
 }
+
+// maxPrefixRows is how many key prefixes the text shows, the largest first.
+const maxPrefixRows = 20
 
 // members is one row per member: its status, or why it did not answer.
 func (b Bundle) members(w io.Writer) error {
