@@ -21,7 +21,8 @@ func TestBundleCmd(t *testing.T) {
 	c.Members()[1].Stop()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "incident.tar.gz")
-	r := runBinIn(t, dir, "bundle", "--endpoints", strings.Join(c.Endpoints(), ","), "--interval", "1s", "--reads", "5", "-o", out)
+	r := runBinIn(t, dir, "bundle", "--endpoints", strings.Join(c.Endpoints(), ","), "--interval", "1s", "--reads", "5", "--keys", "-o", out)
+	t.Logf("bundle:\n%s%s", r.stdout, r.stderr)
 	if r.code != ExitFail {
 		t.Fatalf("bundle: exit %d, want %d (a member down fails the verdict)\nstdout: %s\nstderr: %s", r.code, ExitFail, r.stdout, r.stderr)
 	}
@@ -33,11 +34,12 @@ func TestBundleCmd(t *testing.T) {
 	}
 
 	rep := runBinIn(t, dir, "report", out)
+	t.Logf("report:\n%s", rep.stdout)
 	if rep.code != 0 {
 		t.Fatalf("report: exit %d: %s", rep.code, rep.stderr)
 	}
 	lines := strings.Split(rep.stdout, "\n")
-	if len(lines) < 3 || lines[2] != "VERDICT" || !strings.HasPrefix(strings.TrimSpace(lines[3]), "FAIL") {
+	if len(lines) < 3 || lines[2] != "VERDICT" || !strings.HasPrefix(strings.TrimSpace(lines[3]), "FAIL") || strings.Contains(rep.stdout, "grades the same inputs apart") {
 		t.Errorf("report does not lead with the verdict:\n%s", rep.stdout)
 	}
 	an := runBinIn(t, dir, "analyze", out)

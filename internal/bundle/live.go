@@ -107,7 +107,7 @@ func Live(ctx context.Context, t Target, o Options) (*Bundle, error) {
 		b.Data.Keys = readKeys(ctx, t.Client, o)
 	}
 
-	wait := o.Interval - time.Since(scraped)
+	wait := max(o.Interval-time.Since(scraped), 0)
 	logf(o.Log, "second /metrics scrape in %s", wait.Round(time.Second))
 	select {
 	case <-ctx.Done():

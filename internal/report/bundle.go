@@ -296,6 +296,9 @@ func RenderBundle(w io.Writer, b *bundle.Bundle, name, format, plotsDir string) 
 	}
 	out := NewBundle(b, name)
 	r.bundle, r.Bundle = &out, &out
+	// Regraded grades with the analyzer's rules alone, without the bundle's own
+	// (members, data dirs): it would always differ. analyze BUNDLE regrades a bundle.
+	r.Regraded = ""
 	if plotsDir != "" {
 		if err := r.WritePlots(plotsDir); err != nil {
 			return err
