@@ -29,7 +29,7 @@ func TestBundleCmd(t *testing.T) {
 	if _, err := os.Stat(out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(r.stdout, "DOWN") || !strings.Contains(r.stdout, "did not answer") {
+	if !strings.Contains(r.stdout, "DOWN") || !strings.Contains(r.stdout, "is down: ") || !strings.Contains(r.stdout, "did not answer") {
 		t.Errorf("bundle output names no member down:\n%s", r.stdout)
 	}
 

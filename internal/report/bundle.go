@@ -130,6 +130,7 @@ func (b Bundle) members(w io.Writer) error {
 	if len(b.Data.Members) == 0 {
 		return nil
 	}
+	var down []string
 	tw := NewTable(w)
 	fmt.Fprintln(tw, "NAME\tENDPOINT\tSTATE\tVERSION\tROLE\tTERM\tINDEX\tDB\tIN USE\tALARMS\tLIN P50/P90\tSER P50/P90\tPING")
 	for _, m := range b.Data.Members {
@@ -138,7 +139,9 @@ func (b Bundle) members(w io.Writer) error {
 			name = m.ID
 		}
 		if !m.Up() {
-			fmt.Fprintf(tw, "%s\t%s\tDOWN: %s\n", name, m.Endpoint, m.Error)
+			// Every cell, so that the columns stay aligned; the error follows the table.
+			fmt.Fprintf(tw, "%s\t%s\tDOWN%s\n", name, m.Endpoint, strings.Repeat("\t-", 10))
+			down = append(down, fmt.Sprintf("%s is down: %s", name, m.Error))
 			continue
 		}
 		role := "follower"
@@ -152,7 +155,13 @@ func (b Bundle) members(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\tup\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", name, m.Endpoint, m.Version, role, m.RaftTerm, m.RaftIndex,
 			units.Bytes(m.DBSize), units.Bytes(m.DBSizeInUse), dash(alarms), latencyCell(m.Linearizable), latencyCell(m.Serializable), Ms(m.PingRTTMs))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, d := range down {
+		fmt.Fprintln(w, d)
+	}
+	return nil
 }
 
 // offline writes what the data dirs hold: one row per dir, its entries by
