@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/internal/analyze"
+	"github.com/etcdperf/etcdperf/internal/bundle"
 	"github.com/etcdperf/etcdperf/internal/report"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -22,7 +23,7 @@ func newAnalyzeCmd(a *app) *cobra.Command {
 		rules   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "analyze RUNFILE | --metrics BEFORE --metrics AFTER",
+		Use:   "analyze RUNFILE | BUNDLE | --metrics BEFORE --metrics AFTER",
 		Short: "Name the bottleneck of a run file, or of two saved /metrics dumps of a member",
 		Long:  analyze.Usage,
 		Example: `  etcdperf analyze results/bench-put-20260102T030405Z.json
@@ -39,6 +40,8 @@ func newAnalyzeCmd(a *app) *cobra.Command {
 			case pf.set() && len(dumps) == 0:
 				pf.stdin = a.stdin
 				rep, err = analyzePrometheus(cmd.Context(), pf, args, opts)
+			case len(args) == 1 && len(dumps) == 0 && bundle.Is(args[0]):
+				rep, err = analyzeBundle(args[0])
 			case len(args) == 1 && len(dumps) == 0:
 				return a.analyzeRunFile(args[0], opts)
 			case len(args) == 0 && len(dumps) == 2:
@@ -103,4 +106,18 @@ func (a *app) analyzeRunFile(path string, opts analyze.Options) error {
 		return err
 	}
 	return verdictExit(status)
+}
+
+// analyzeBundle grades a bundle's scrapes and member statuses again, as bundle
+// graded them when it wrote the archive.
+func analyzeBundle(path string) (analyze.Result, error) {
+	b, err := bundle.Open(path)
+	if err != nil {
+		return analyze.Result{}, err
+	}
+	rep, err := bundle.Judge(b)
+	if err != nil {
+		return analyze.Result{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
 }

@@ -104,6 +104,7 @@ func TestEveryCommandWritesOneJSONObject(t *testing.T) {
 		"etcdperf bench list":            {args: []string{"--endpoints", ep, "--total", "20"}, live: true},
 		"etcdperf bench mixed":           {args: []string{"--endpoints", ep, "--total", "20"}, live: true},
 		"etcdperf inspect":               {args: []string{"--endpoints", ep, "--max-rps", "0"}, live: true},
+		"etcdperf bundle":                {args: []string{"--endpoints", ep, "--interval", "1s", "--reads", "2", "-o", filepath.Join(dir, "b.tar.gz")}, live: true},
 		"etcdperf check":                 {args: []string{"--endpoints", ep, "--load", "s", "--duration", "2s"}, live: true},
 		"etcdperf plan":                  {args: []string{"--datascale", "--keys", "2000", "--val-size", "1KiB"}},
 		"etcdperf qualify":               {args: []string{"--tier", "small", "--duration", "2s", "--data-dir", dir}, live: true},

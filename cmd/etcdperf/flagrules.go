@@ -21,7 +21,8 @@ var flagRules = fc.Rules(
 		"dial-timeout", "command-timeout", "keepalive-time", "keepalive-timeout", // connection
 		"clients", "conns", "key-size", "key-space-size", "keys", "page-size", // load
 		"max-rate", "step-duration", "max-nodes", "block-size", "depth", "top", "page-bytes", // planning, disk, inspect
-		"restart-timeout", "catch-up-timeout", "fill-value-size", "embedded-snapshot-count", "embedded-snapshot-catchup-entries", "start-delay"), // drills, k8s
+		"restart-timeout", "catch-up-timeout", "fill-value-size", "embedded-snapshot-count", "embedded-snapshot-catchup-entries", "start-delay", // drills, k8s
+		"interval", "reads", "max-keys"), // bundle
 	fc.Same(fc.Constraint{Kind: fc.NonNegative},
 		"warmup", "worker-index", "expected-rps", "bisections", "window", "exact-under", "before", "after", "settle", "fill"),
 	fc.Same(fc.Constraint{Kind: fc.Fraction}, "error-budget"),

@@ -22,7 +22,7 @@ var (
 		"size": "lots", "ratios": "put=x", "cacert": "/nonexistent/ca.pem",
 		"cert": "/nonexistent/cert.pem", "key": "/nonexistent/key.pem", "prometheus-http-config": "/nonexistent.yml",
 		"tls-secret": "Bad_Name", "name": "Bad_Name", "namespace": "Bad_NS",
-		"cpu": "lots", "memory": "lots", "threshold": "much", "listen": "no-port", "transport": "quic", "rule-label": "novalue",
+		"cpu": "lots", "memory": "lots", "threshold": "much", "keys": "all", "listen": "no-port", "transport": "quic", "rule-label": "novalue",
 		"instance": "a/b", "web.config.file": "/nonexistent/web.yml", "cluster-name": `a"b`,
 	}
 	freeStrings = map[string]string{

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/internal/bundle"
 	"github.com/etcdperf/etcdperf/internal/report"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -14,7 +15,7 @@ import (
 func newReportCmd(a *app) *cobra.Command {
 	var format, plotsDir, analysis string
 	cmd := &cobra.Command{
-		Use:   "report RUNFILE",
+		Use:   "report RUNFILE | BUNDLE",
 		Short: "Render a run file as text, Markdown, HTML or JSON, with latency and disk plots",
 		Long:  report.Usage,
 		Example: `  etcdperf report results/bench-put-20260102T030405Z.json
@@ -28,6 +29,16 @@ func newReportCmd(a *app) *cobra.Command {
 			}
 			if !slices.Contains(report.ReportFormats, format) {
 				return usageErr(fmt.Errorf("--format %q: must be one of %s", format, strings.Join(report.ReportFormats, ", ")))
+			}
+			if bundle.Is(args[0]) {
+				if analysis != "" {
+					return usageErr(fmt.Errorf("--analysis is for a run file; a bundle carries its verdict"))
+				}
+				b, err := bundle.Open(args[0])
+				if err != nil {
+					return err
+				}
+				return report.RenderBundle(a.stdout, b, args[0], format, plotsDir)
 			}
 			run, err := results.Open(args[0], a.stdin)
 			if err != nil {

@@ -82,7 +82,7 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "show every signal of the diagnosis, not only the findings at warn or above (JSON always holds everything)")
 	pf.BoolVar(&a.debug, "debug", false, "etcdperf's own, not etcdctl's (which logs gRPC): after an error, show the chain of wrapped errors with their types")
 	root.AddCommand(newVersionCmd(a), newDiskCmd(a), newBenchCmd(a), newInspectCmd(a), newReportCmd(a), newAnalyzeCmd(a), newCompareCmd(a),
-		newProfilesCmd(a), newCheckCmd(a), newQualifyCmd(a), newPlanCmd(a), newMergeCmd(a), newK8sCmd(a), newDrillCmd(a), newServeCmd(a))
+		newProfilesCmd(a), newCheckCmd(a), newQualifyCmd(a), newPlanCmd(a), newMergeCmd(a), newK8sCmd(a), newDrillCmd(a), newServeCmd(a), newBundleCmd(a))
 	cli.GuardGroups(root, usageErr)
 	cli.DeclareOutputs(root, declaredOutputs)
 	root.Version = buildInfo().String()

@@ -54,6 +54,11 @@ type Document struct {
 	// the run file, whose step table the report shows.
 	job Output
 
+	// Bundle is the bundle the run file came from (report BUNDLE); nil for a run file.
+	Bundle *Bundle `json:"bundle,omitempty"`
+	// bundle is Bundle, rendered before the run's own sections.
+	bundle *Bundle
+
 	// Plots are the plot files written by WritePlots (PNG and SVG), when any.
 	Plots []string `json:"plots,omitempty"`
 

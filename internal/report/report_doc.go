@@ -130,6 +130,9 @@ func (r *Document) sections() []section {
 		}
 		out = append(out, s)
 	}
+	if r.bundle != nil {
+		out = leadWithVerdict(out, *r.bundle)
+	}
 	return out
 }
 
