@@ -382,13 +382,16 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 // by field, so that a figure added to Op or Client is merged without a line
 // here: integers and floats are summed, unless tagged merge:"max" (the worst
 // worker's: peaks, p99s) or merge:"derived" (recomputed from the merged whole:
-// rates). Other fields (histograms, digests, maps) are the callers'.
+// rates). Any other field (histograms, digests, maps, names) must be tagged
+// merge:"caller" and merged by the caller: an untagged one panics, so a field
+// added without a merge fails the first test that merges, instead of being
+// silently dropped (TestMergeTagsEveryField).
 func addFigures[T any](dst *T, src T) {
 	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
 	t := d.Type()
 	for i := range t.NumField() {
 		how := t.Field(i).Tag.Get("merge")
-		if how == "derived" {
+		if how == "derived" || how == "caller" {
 			continue
 		}
 		f, x := d.Field(i), s.Field(i)
@@ -405,6 +408,8 @@ func addFigures[T any](dst *T, src T) {
 			} else {
 				f.SetFloat(f.Float() + x.Float())
 			}
+		default:
+			panic(fmt.Sprintf("results: merge: %s.%s (%s) is neither summed nor tagged merge:\"caller\"", t.Name(), t.Field(i).Name, f.Kind()))
 		}
 	}
 }

@@ -343,3 +343,30 @@ func TestMergeScrapes(t *testing.T) {
 		t.Errorf("scrapes:\n got  %v\n want %v", got, want)
 	}
 }
+
+// TestMergeTagsEveryField: every field of the structs Merge sums is summed, or
+// tagged with how else it merges; a new field that is neither panics here.
+func TestMergeTagsEveryField(t *testing.T) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatal(r)
+		}
+	}()
+	addFigures(&Op{}, Op{})
+	addFigures(&Client{}, Client{})
+}
+
+// TestMergeRefusesAnUntaggedField: a field of a kind addFigures does not sum,
+// untagged, panics with its name.
+func TestMergeRefusesAnUntaggedField(t *testing.T) {
+	type figures struct {
+		N    int64
+		Name string
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "figures.Name") {
+			t.Errorf("recovered %v, want a panic naming figures.Name", r)
+		}
+	}()
+	addFigures(&figures{}, figures{N: 1})
+}

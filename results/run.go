@@ -207,10 +207,10 @@ type Member struct {
 // Merge sums its numeric fields (see addFigures): a figure that must not be
 // summed says so in a merge tag.
 type Op struct {
-	Op           string           `json:"op"`
+	Op           string           `json:"op" merge:"caller"`
 	Requests     int64            `json:"requests"`
 	Errors       int64            `json:"errors"`
-	ErrorsByCode map[string]int64 `json:"errors_by_code,omitempty"`
+	ErrorsByCode map[string]int64 `json:"errors_by_code,omitempty" merge:"caller"`
 	// ThroughputRPS counts successful requests per second of the measured window.
 	ThroughputRPS float64 `json:"throughput_rps" merge:"derived"`
 	// SentRPS counts the requests sent and completed (successes and errors) per
@@ -231,22 +231,22 @@ type Op struct {
 	OverMaxLatency int64 `json:"over_max_latency,omitempty"`
 
 	// Latency is response time: from the intended start (open loop) or the send (closed loop) to the reply.
-	Latency Summary `json:"latency_ms"`
+	Latency Summary `json:"latency_ms" merge:"caller"`
 	// Service is service time: from the actual send to the reply.
-	Service Summary `json:"service_ms"`
+	Service Summary `json:"service_ms" merge:"caller"`
 
 	// ResponseHist and ServiceHist are the whole-window histograms (microseconds).
-	ResponseHist Hist `json:"response_hist"`
-	ServiceHist  Hist `json:"service_hist"`
+	ResponseHist Hist `json:"response_hist" merge:"caller"`
+	ServiceHist  Hist `json:"service_hist" merge:"caller"`
 	// Intervals are per-second slices of the measured window.
-	Intervals []Interval `json:"intervals,omitempty"`
+	Intervals []Interval `json:"intervals,omitempty" merge:"caller"`
 	// Members split the op's requests by the endpoint whose connection carried
 	// them; empty where the transport does not say (grpc) or in older files.
-	Members []MemberOp `json:"members,omitempty"`
+	Members []MemberOp `json:"members,omitempty" merge:"caller"`
 	// ServiceOK holds exact figures (max, sum, sum of squares) of the service time
 	// of the successful requests, as etcdctl check perf grades them; nil in run
 	// files from before it was kept.
-	ServiceOK *Moments `json:"service_ok,omitempty"`
+	ServiceOK *Moments `json:"service_ok,omitempty" merge:"caller"`
 
 	// Watch-only fields.
 	Events       int64 `json:"events,omitempty"`
@@ -257,7 +257,7 @@ type Op struct {
 	// order, they lie past its last event): late beyond the wait, not missed.
 	UndeliveredEvents int64    `json:"undelivered_events,omitempty"`
 	OutOfOrder        int64    `json:"out_of_order_events,omitempty"`
-	CreateMs          *Summary `json:"watch_create_ms,omitempty"`
+	CreateMs          *Summary `json:"watch_create_ms,omitempty" merge:"caller"`
 
 	// BytesSent and BytesReceived are payload bytes (keys+values) the op moved, for value/range size analysis.
 	BytesSent     int64 `json:"bytes_sent,omitempty"`
@@ -326,7 +326,7 @@ type Client struct {
 	// Transport is what carried the load's unary calls (--transport): "lean"
 	// (etcdperf's own, internal/leanrpc), "grpc" (clientv3's connection) or
 	// "grpc-tuned" (gRPC-go without clientv3); empty in older files.
-	Transport string `json:"transport,omitempty"`
+	Transport string `json:"transport,omitempty" merge:"caller"`
 }
 
 // OpNames are the run's op names, sorted.
