@@ -32,8 +32,8 @@ import (
 type Options struct {
 	// TLS, when set, secures every endpoint (ALPN h2).
 	TLS *tls.Config
-	// DialTimeout bounds one connection attempt and Dial's wait for a first
-	// ready endpoint; 5 s when zero.
+	// DialTimeout bounds Dial's wait for a first ready endpoint; 5 s when
+	// zero. One connection attempt may take minConnectTimeout, as gRPC-go's.
 	DialTimeout time.Duration
 	// MaxSendMsgSize and MaxRecvMsgSize bound a request and a response.
 	MaxSendMsgSize, MaxRecvMsgSize int
@@ -50,24 +50,48 @@ type Options struct {
 	keepaliveFloor time.Duration
 }
 
-// Backoff between connection attempts to one endpoint: gRPC's defaults
-// (connection-backoff.md in the gRPC repository: 1 s base, ×1.6, ±20% jitter,
-// 120 s at most), so a member that restarts is reached again as clientv3's
-// connection would.
+// Connection backoff as gRPC-go has it (connection-backoff.md in the gRPC
+// repository; grpc-go's backoff.DefaultConfig and clientconn.go's
+// minConnectTimeout): after the n-th failed attempt in a row to one endpoint
+// the next waits 1 s × 1.6^n, ±20%, 120 s at most; an attempt may take 20 s,
+// or its backoff when longer. A connection that was ready and is lost is
+// dialled again at once, as round_robin's subchannels leave IDLE at once.
 const (
-	backoffBase = time.Second
-	backoffMult = 1.6
-	backoffMax  = 120 * time.Second
+	backoffBase       = time.Second
+	backoffMult       = 1.6
+	backoffJitter     = 0.2
+	backoffMax        = 120 * time.Second
+	minConnectTimeout = 20 * time.Second
 )
 
+// backoff is the wait after retries+1 failed attempts in a row: gRPC-go's
+// internal/backoff Exponential.Backoff (the first is the base, unjittered).
+func backoff(retries int) time.Duration {
+	if retries == 0 {
+		return backoffBase
+	}
+	d := float64(backoffBase)
+	for ; d < float64(backoffMax) && retries > 0; retries-- {
+		d *= backoffMult
+	}
+	d = min(d, float64(backoffMax))
+	return time.Duration(d * (1 + backoffJitter*(2*rand.Float64()-1)))
+}
+
 // Conn is a load connection: one HTTP/2 connection per endpoint, calls spread
-// over the ready ones round-robin. A call finding none waits, as gRPC's
-// WaitForReady does, for one to be dialled again, until its context ends. It
-// implements grpc.ClientConnInterface for unary calls of etcd's messages.
+// over the ready ones round-robin, as gRPC-go's round_robin picker spreads
+// them. An endpoint whose connection is lost is dialled again, with backoff
+// while attempts fail, whatever the state of the others, and takes its share
+// again once ready. A call finding none ready waits, as gRPC's WaitForReady
+// does, for one to be, until its context ends. It implements
+// grpc.ClientConnInterface for unary calls of etcd's messages.
 type Conn struct {
 	eps  []*endpoint
 	opts Options
 	next atomic.Uint32
+	// picker is the ready connections, rebuilt (under mu) whenever one is
+	// ready or lost; a call skips one found lost meanwhile.
+	picker atomic.Pointer[[]*transport]
 	// kaTime is the keepalive time of new connections; a GOAWAY
 	// too_many_pings doubles it (clientconn.go, gRFC A8).
 	kaTime atomic.Int64
@@ -81,6 +105,7 @@ type Conn struct {
 
 // endpoint is one server address and its current connection.
 type endpoint struct {
+	idx  int // in Conn.eps
 	addr string
 	cur  atomic.Pointer[transport]
 
@@ -111,10 +136,11 @@ func Dial(ctx context.Context, addrs []string, opts Options) (*Conn, error) {
 		opts.KeepaliveTime = max(opts.KeepaliveTime, floor)
 	}
 	c := &Conn{opts: opts, changed: make(chan struct{})}
+	c.picker.Store(new([]*transport))
 	c.kaTime.Store(int64(opts.KeepaliveTime))
 	c.ctx, c.stop = context.WithCancel(context.Background())
-	for _, a := range addrs {
-		c.eps = append(c.eps, &endpoint{addr: a})
+	for i, a := range addrs {
+		c.eps = append(c.eps, &endpoint{idx: i, addr: a})
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
 	defer cancel()
@@ -219,111 +245,129 @@ func (c *Conn) Ready() bool { return c.ready() != nil }
 
 // ready is a ready connection, the next one round-robin; nil when none is.
 func (c *Conn) ready() *transport {
-	n := uint32(len(c.eps))
+	ts := *c.picker.Load()
+	n := uint32(len(ts))
 	start := c.next.Add(1)
 	for i := range n {
-		if t := c.eps[(start+i)%n].cur.Load(); t != nil && t.ok.Load() {
+		if t := ts[(start+i)%n]; t.ok.Load() {
 			return t
 		}
 	}
 	return nil
 }
 
-// pick is a ready connection; when none is, it dials the endpoints that are
-// not waiting out a backoff and waits for one to be ready.
+// rebuild makes the picker of the connections ready now.
+func (c *Conn) rebuild() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ts []*transport
+	for _, ep := range c.eps {
+		if t := ep.cur.Load(); t != nil && t.ok.Load() {
+			ts = append(ts, t)
+		}
+	}
+	c.picker.Store(&ts)
+}
+
+// pick is a ready connection (its endpoint is Conn.eps[t.ep]); when none is,
+// it waits for one, each endpoint being dialled again on its own.
 func (c *Conn) pick(ctx context.Context) (*transport, error) {
 	if t := c.ready(); t != nil {
 		return t, nil
-	}
-	if c.ctx.Err() != nil {
-		return nil, status.Error(codes.Canceled, "leanrpc: the connection is closing")
 	}
 	for {
 		c.mu.Lock()
 		changed := c.changed
 		c.mu.Unlock()
+		if c.ctx.Err() != nil {
+			return nil, status.Error(codes.Canceled, "leanrpc: the connection is closing")
+		}
 		if t := c.ready(); t != nil {
 			return t, nil
 		}
-		wait := backoffMax
-		for _, ep := range c.eps {
-			if d := c.startDial(ep); d < wait {
-				wait = d
-			}
-		}
-		timer := time.NewTimer(wait)
 		select {
 		case <-changed:
-		case <-timer.C:
 		case <-ctx.Done():
-			timer.Stop()
 			return nil, status.FromContextError(ctx.Err()).Err()
 		case <-c.ctx.Done():
-			timer.Stop()
-			return nil, status.Error(codes.Canceled, "leanrpc: the connection is closing")
 		}
-		timer.Stop()
 	}
 }
 
-// startDial starts a connection attempt to ep unless one is under way, ep
-// has a ready connection, or it waits out its backoff: it returns how long
-// that backoff has left (backoffMax when there is nothing to wait for).
-func (c *Conn) startDial(ep *endpoint) time.Duration {
+// startDial starts a connection attempt to ep unless the Conn is closed, one
+// is under way, ep has a ready connection, or it waits out its backoff (a
+// timer then starts the attempt).
+func (c *Conn) startDial(ep *endpoint) {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
-	if t := ep.cur.Load(); ep.dialing || (t != nil && t.ok.Load()) {
-		return backoffMax
-	}
-	if d := time.Until(ep.retryAt); d > 0 {
-		return d
+	if t := ep.cur.Load(); c.ctx.Err() != nil || ep.dialing || (t != nil && t.ok.Load()) || time.Now().Before(ep.retryAt) {
+		return
 	}
 	ep.dialing = true
 	go c.dial(ep)
-	return backoffMax
 }
 
-// dial makes one connection attempt to ep and tells the waiting calls.
-func (c *Conn) dial(ep *endpoint) {
-	ctx, cancel := context.WithTimeout(c.ctx, c.opts.DialTimeout)
-	t, err := dialTransport(ctx, ep.addr, c.opts.TLS, &c.opts, time.Duration(c.kaTime.Load()), func(tooManyPings bool) {
-		if tooManyPings {
-			for {
-				old := c.kaTime.Load()
-				if c.kaTime.CompareAndSwap(old, 2*old) {
-					break
-				}
+// lost is told by ep's connection t that it takes no new calls (lost, going
+// away, out of stream ids): ep is dialled again at once.
+func (c *Conn) lost(ep *endpoint, tooManyPings bool) {
+	if tooManyPings {
+		for {
+			old := c.kaTime.Load()
+			if c.kaTime.CompareAndSwap(old, 2*old) {
+				break
 			}
 		}
-		c.startDial(ep) // the next calls go to a new connection
+	}
+	c.rebuild()
+	c.startDial(ep)
+	c.signal()
+}
+
+// signal wakes the calls waiting for a change of the endpoints.
+func (c *Conn) signal() {
+	c.mu.Lock()
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// dial makes one connection attempt to ep; a failed one schedules the next
+// after its backoff.
+func (c *Conn) dial(ep *endpoint) {
+	ep.mu.Lock()
+	wait := backoff(ep.attempts)
+	ep.mu.Unlock()
+	ctx, cancel := context.WithTimeout(c.ctx, max(minConnectTimeout, wait))
+	t, err := dialTransport(ctx, ep.addr, c.opts.TLS, &c.opts, time.Duration(c.kaTime.Load()), func(tooManyPings bool) {
+		c.lost(ep, tooManyPings)
 	})
 	cancel()
 	ep.mu.Lock()
 	ep.dialing = false
 	if err != nil {
 		ep.lastErr = fmt.Errorf("%s: %w", ep.addr, err)
-		d := float64(backoffBase)
-		for range ep.attempts {
-			d = min(d*backoffMult, float64(backoffMax))
-		}
-		d *= 1 + 0.2*(2*rand.Float64()-1)
-		ep.retryAt = time.Now().Add(time.Duration(d))
+		ep.retryAt = time.Now().Add(wait)
 		ep.attempts++
+		time.AfterFunc(wait, func() { c.startDial(ep) })
+		t = nil
 	} else {
-		ep.attempts, ep.lastErr = 0, nil
+		t.ep = ep.idx
+		ep.attempts, ep.lastErr, ep.retryAt = 0, nil, time.Time{}
 		if old := ep.cur.Swap(t); old != nil {
 			old.retire() // its calls in flight finish first (a GOAWAY's drain)
 		}
-		if c.ctx.Err() != nil { // closed while dialling
+		if c.ctx.Err() == nil {
+			t = nil
+		} else { // closed while dialling
 			ep.cur.Store(nil)
-			t.close()
 		}
 	}
 	ep.mu.Unlock()
-	c.mu.Lock()
-	close(c.changed)
-	c.changed = make(chan struct{})
-	c.mu.Unlock()
+	if t != nil {
+		t.close() // outside ep.mu: it tells lost
+	}
+	c.rebuild()
+	c.signal()
 }
 
 // allFailed is the joined errors when every endpoint's last attempt failed

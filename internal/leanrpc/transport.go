@@ -111,7 +111,6 @@ type transport struct {
 	maxConc  uint32 // the server's MAX_CONCURRENT_STREAMS
 	err      error  // why the connection ended, once it has
 	retired  bool   // replaced by a new connection or going away: close once idle
-	leaving  bool   // takes no new calls (GOAWAY, stream ids used up); gone has been told
 
 	// Reader state, touched by the reader goroutine only.
 	fr          *http2.Framer
@@ -127,12 +126,16 @@ type transport struct {
 	kaTime   time.Duration
 	born     time.Time
 	lastRead atomic.Int64
-	// gone tells the connection's owner that it takes no new calls any more
-	// (a GOAWAY, its stream ids used up), so another is dialled at once;
-	// tooManyPings says the server's GOAWAY was too_many_pings.
+	// gone tells the connection's owner, once, that it takes no new calls
+	// any more (lost, a GOAWAY, its stream ids used up), so another is
+	// dialled at once; tooManyPings says the server's GOAWAY was
+	// too_many_pings.
 	gone func(tooManyPings bool)
 	// pings is the state of the paced PINGs (ping.go).
 	pings pingState
+	told atomic.Bool
+	// ep is the index of the connection's endpoint in its Conn.
+	ep int
 }
 
 // dialTransport connects to addr and exchanges the HTTP/2 preface and
@@ -640,6 +643,14 @@ func (t *transport) fail(err error) {
 		c.finish()
 	}
 	t.conn.Close()
+	t.tell(false)
+}
+
+// tell tells the owner, the first time, that the connection takes no new calls.
+func (t *transport) tell(tooManyPings bool) {
+	if t.told.CompareAndSwap(false, true) {
+		t.gone(tooManyPings)
+	}
 }
 
 // retire closes a connection that a new one replaced (after a GOAWAY, or out
@@ -666,16 +677,13 @@ func (t *transport) close() {
 func (t *transport) leave(tooManyPings bool) {
 	t.ok.Store(false)
 	t.mu.Lock()
-	first := !t.leaving
-	t.leaving, t.retired = true, true
+	t.retired = true
 	idle := t.active == 0
 	t.mu.Unlock()
 	if idle {
 		t.conn.Close()
 	}
-	if first {
-		t.gone(tooManyPings)
-	}
+	t.tell(tooManyPings)
 }
 
 // keepalive pings the server when nothing arrived for kaTime and closes the
