@@ -268,6 +268,10 @@ type Op struct {
 	// Conflicts counts the failed compares of txn ops that were retried with the
 	// revision the failure returned (kube-apiserver's GuaranteedUpdate).
 	Conflicts int64 `json:"conflicts,omitempty"`
+	// Retried counts the requests the transport's retry policy made again
+	// (clientv3's: reads on Unavailable, see docs/measurement.md); their
+	// latency includes the retries.
+	Retried int64 `json:"retried,omitempty"`
 }
 
 // Interval is one second of an op's measured window, by completion time.

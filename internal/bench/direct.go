@@ -24,8 +24,9 @@ import (
 // range workloads: a lean unary gRPC transport (internal/leanrpc) in place of
 // gRPC-go's stream machinery, whose per-call cost (stream set-up, its reader
 // and writer goroutines) was most of the generator's CPU. It has none of
-// clientv3's interceptors: a request that fails is an error of that request,
-// never retried behind the measurement's back. It keeps what the measurement
+// clientv3's interceptors but makes failed calls again as their retry policies
+// do (reads on Unavailable, not writes), counted in the request loop's
+// leanrpc.Retries and included in the latency. It keeps what the measurement
 // needs from clientv3's connection: requests wait for a ready connection (as
 // clientv3's WaitForReady; Config.Connected ends a run that lost its cluster),
 // a lost connection is dialled again with gRPC's backoff, keepalives, TLS, and

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/etcdperf/etcdperf/internal/leanrpc"
 	"github.com/etcdperf/etcdperf/internal/units"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -179,8 +180,11 @@ func workerContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // openWorker runs tickets from the dispatcher. Response time counts from the
 // ticket's due time, service time from the actual send.
 func (e *engine) openWorker(ctx context.Context, op Op, tolerance time.Duration, b bounds, tickets <-chan ticket) {
+	var retries leanrpc.Retries
+	ctx = leanrpc.WithRetries(ctx, &retries)
 	for t := range tickets {
 		start := e.since()
+		r0 := retries.Load()
 		out := op(ctx, t.seq)
 		done := e.since()
 		if t.due < b.warmup {
@@ -195,12 +199,15 @@ func (e *engine) openWorker(ctx context.Context, op Op, tolerance time.Duration,
 			start: int64(start), done: int64(done), resp: int64(done - t.due), svc: int64(done - start),
 			sent: out.Sent, recv: out.Recv, keys: out.Keys, conflicts: out.Conflicts,
 			kind: uint8(out.Kind), ep: epOf(out), code: codeOf(out.Err), late: start-t.due > tolerance, paced: true,
+			retried: retries.Load() > r0,
 		}
 	}
 }
 
 // closedWorker sends its next request as soon as the last one returned.
 func (e *engine) closedWorker(ctx context.Context, op Op, b bounds, next, measured *atomic.Uint64) {
+	var retries leanrpc.Retries
+	ctx = leanrpc.WithRetries(ctx, &retries)
 	for {
 		select {
 		case <-ctx.Done():
@@ -215,6 +222,7 @@ func (e *engine) closedWorker(ctx context.Context, op Op, b bounds, next, measur
 		if inWindow && b.total > 0 && measured.Add(1) > b.total {
 			return
 		}
+		r0 := retries.Load()
 		out := op(ctx, next.Add(1)-1)
 		done := e.since()
 		if !inWindow {
@@ -228,6 +236,7 @@ func (e *engine) closedWorker(ctx context.Context, op Op, b bounds, next, measur
 			start: int64(start), done: int64(done), resp: int64(done - start), svc: int64(done - start),
 			sent: out.Sent, recv: out.Recv, keys: out.Keys, conflicts: out.Conflicts,
 			kind: uint8(out.Kind), ep: epOf(out), code: codeOf(out.Err), paced: true,
+			retried: retries.Load() > r0,
 		}
 	}
 }

@@ -29,6 +29,7 @@ type sample struct {
 	paced     bool  // issued by a worker (not an event emitted by a watcher)
 	unsent    bool  // due but never sent (see Op.Unsent): resp only
 	cut       bool  // cut short by the end of the run: no result, but it was waiting (see noteWait)
+	retried   bool  // made again by the transport's retry policy (leanrpc.Retries)
 }
 
 // numCodes bounds the gRPC status codes counted per op (codes.Unauthenticated is the last).
@@ -49,6 +50,7 @@ type opRec struct {
 	sent, recv  int64
 	keys        int64
 	conflicts   int64
+	retried     int64
 	intervals   []results.Interval
 	// members are the requests by endpoint, indexed as sample.ep-1; grown when
 	// an endpoint first appears.
@@ -195,6 +197,9 @@ func (r *recorder) add(s sample) {
 		o.late++
 	}
 	o.conflicts += s.conflicts
+	if s.retried {
+		o.retried++
+	}
 	if s.code != uint8(codes.OK) {
 		o.codes[s.code]++
 		o.ierr++
@@ -364,6 +369,7 @@ func (r *recorder) result(i int, name string, window time.Duration, endpoints []
 		BytesReceived:  o.recv,
 		KeysReceived:   o.keys,
 		Conflicts:      o.conflicts,
+		Retried:        o.retried,
 	}
 	if o.okSvc.Count > 0 {
 		m := o.okSvc

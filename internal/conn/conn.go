@@ -128,7 +128,8 @@ func (c *Config) ClientConfig(eps []string, tlsCfg *tls.Config, user, pass strin
 		// The limits as default call options too: bench's request loops call the
 		// raw KV stub on the connection, which clientv3's per-call options miss.
 		DialOptions: []grpc.DialOption{grpc.WithBlock(),
-			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(send), grpc.MaxCallRecvMsgSize(recv))},
+			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(send), grpc.MaxCallRecvMsgSize(recv)),
+			grpc.WithChainUnaryInterceptor(countAttempts)},
 		MaxCallSendMsgSize: send,
 		MaxCallRecvMsgSize: recv,
 	}

@@ -66,7 +66,7 @@ func Clients(c *Config, t *Session, conns int) ([]*clientv3.Client, error) {
 
 // directConns opens conns direct load connections of c.Transport (see
 // DialLoad) with the configuration of the clients, and sets t.Transport to the
-// transport the loops use; none when they must stay clientv3's.
+// transport the loops use.
 func directConns(ctx context.Context, c *Config, t *Session, conns int) ([]LoadConn, error) {
 	tlsCfg, err := c.TLSConfig()
 	if err != nil {

@@ -4,8 +4,9 @@
 // concurrent calls (one write syscall for several), and one reader goroutine
 // that hands each response to its waiting call by stream id. It does what a
 // unary etcd KV call needs and nothing more: no streams, no compression, no
-// retries but gRPC-go's transparent one, no name resolution beyond the
-// dialer's, no auth tokens (a user keeps clientv3's connection).
+// name resolution beyond the dialer's, no auth tokens (a user keeps
+// clientv3's connection). Failed calls are made again as clientv3's retry
+// interceptor makes them (policy.go), besides gRPC-go's transparent retry.
 // Connection- and stream-level flow control, the server's settings, PING,
 // GOAWAY, keepalive and message size limits are honoured as gRPC-go honours
 // them; errors are gRPC status errors with gRPC-go's codes.
@@ -168,10 +169,9 @@ func Dial(ctx context.Context, addrs []string, opts Options) (*Conn, error) {
 }
 
 // Invoke makes the unary call method with request args and response reply,
-// both etcd API messages. Call options are ignored. A call is made again on
-// another connection, as gRPC-go's transparent retry does (stream.go,
-// shouldRetry): whenever none of it went out, and once when the server did
-// not process its stream (above a GOAWAY's last stream id, or refused).
+// both etcd API messages. Call options are ignored. A call that fails is made
+// again as clientv3's retry interceptor makes it (see retry), so its latency
+// includes its retries, as an application's does.
 func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
 	_, err := c.InvokeAt(ctx, method, args, reply)
 	return err
@@ -180,6 +180,19 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...
 // InvokeAt is Invoke, and names the endpoint whose connection carried the
 // call's last attempt: its index in Dial's addrs, -1 when none did.
 func (c *Conn) InvokeAt(ctx context.Context, method string, args, reply any) (endpoint int, err error) {
+	endpoint, err = c.call(ctx, method, args, reply)
+	if err == nil {
+		return endpoint, nil
+	}
+	return c.retry(ctx, method, args, reply, endpoint, err)
+}
+
+// call makes the call once, as far as the application can tell: it is made
+// again on another connection, as gRPC-go's transparent retry does
+// (stream.go, shouldRetry), whenever none of it went out, and once when the
+// server did not process its stream (above a GOAWAY's last stream id, or
+// refused). endpoint is as InvokeAt's.
+func (c *Conn) call(ctx context.Context, method string, args, reply any) (endpoint int, err error) {
 	if err := ctx.Err(); err != nil {
 		return -1, status.FromContextError(err).Err()
 	}
@@ -198,18 +211,8 @@ func (c *Conn) InvokeAt(ctx context.Context, method string, args, reply any) (en
 			first = false
 			continue
 		}
-		return c.indexOf(t), err
+		return t.ep, err
 	}
-}
-
-// indexOf is the index of t's endpoint; -1 when it is none of them.
-func (c *Conn) indexOf(t *transport) int {
-	for i, ep := range c.eps {
-		if ep.addr == t.addr {
-			return i
-		}
-	}
-	return -1
 }
 
 // retry says whether a failed call may be made again.

@@ -201,3 +201,80 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestRangesAcrossLeaderMoves: linearizable ranges over the three endpoints
+// of a three-member etcd while the leader moves twice fail no more than a
+// clientv3 application's Gets: those that meet "leader changed" or "no
+// leader" (Unavailable) are made again, and counted as retried.
+func TestRangesAcrossLeaderMoves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three etcd processes")
+	}
+	cl := clustertest.Start(t, cluster.Config{Members: 3, Processes: true})
+	var addrs []string
+	for _, m := range cl.Members() {
+		addrs = append(addrs, strings.TrimPrefix(m.ClientURL, "http://"))
+	}
+	c, err := Dial(context.Background(), addrs, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cli := clustertest.Client(t, cl)
+
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var calls, errs, retried atomic.Int64
+	for range 10 {
+		wg.Go(func() {
+			var r Retries
+			rctx := WithRetries(context.Background(), &r)
+			var resp pb.RangeResponse
+			for ctx.Err() == nil {
+				before := r.Load()
+				resp.Reset()
+				if err := c.Invoke(rctx, "/etcdserverpb.KV/Range", &pb.RangeRequest{Key: []byte("/etcdperf/moves")}, &resp); err != nil {
+					errs.Add(1)
+					t.Logf("range: %v", err)
+				}
+				calls.Add(1)
+				if r.Load() > before {
+					retried.Add(1)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
+	}
+	for range 2 {
+		time.Sleep(time.Second)
+		var leader, to uint64
+		for _, m := range cl.Members() {
+			st, err := cli.Status(context.Background(), m.ClientURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leader = st.Leader
+			if st.Header.MemberId != st.Leader {
+				to = st.Header.MemberId
+			}
+		}
+		var leaderURL string
+		for _, m := range cl.Members() {
+			if st, err := cli.Status(context.Background(), m.ClientURL); err == nil && st.Header.MemberId == leader {
+				leaderURL = m.ClientURL
+			}
+		}
+		lc := clustertest.Client(t, cl)
+		lc.SetEndpoints(leaderURL)
+		if _, err := lc.MoveLeader(context.Background(), to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second)
+	stop()
+	wg.Wait()
+	t.Logf("%d ranges, %d retried, %d failed", calls.Load(), retried.Load(), errs.Load())
+	if errs.Load() > 0 {
+		t.Errorf("%d of %d ranges failed across two leader moves; clientv3 retries them", errs.Load(), calls.Load())
+	}
+}
