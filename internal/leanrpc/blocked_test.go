@@ -1,6 +1,7 @@
 package leanrpc
 
 import (
+	"bufio"
 	"context"
 	"testing"
 	"time"
@@ -143,4 +144,57 @@ func TestWriteBlockedPeer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stuckWriter blocks every Write until release is closed.
+type stuckWriter struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (w stuckWriter) Write(p []byte) (int, error) {
+	select {
+	case w.entered <- struct{}{}:
+	default:
+	}
+	<-w.release
+	return len(p), nil
+}
+
+// TestControlQueueNotBehindWrite: while the writer moving the control queue
+// into the write buffer is blocked on the socket (the buffer was full), the
+// reader can still queue its answers (a PING ack, a window update): the
+// queue's lock is not held across the write.
+func TestControlQueueNotBehindWrite(t *testing.T) {
+	addr, peers := listenPeers(t)
+	c := dial(t, addr)
+	<-peers
+	tr := c.eps[0].cur.Load()
+	w := stuckWriter{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	tr.lockWrite()
+	real := tr.bw
+	tr.bw = bufio.NewWriterSize(w, bufSize)
+	tr.bw.Write(make([]byte, bufSize-1)) // the next frame does not fit
+	tr.queueWindowUpdate(0, 1)
+	drained := make(chan struct{})
+	go func() {
+		tr.drainControl() // blocks in the write
+		close(drained)
+	}()
+	<-w.entered
+	queued := make(chan struct{})
+	go func() {
+		tr.queue(http2.FramePing, http2.FlagPingAck, 0, make([]byte, 8), true)
+		close(queued)
+	}()
+	select {
+	case <-queued:
+	case <-time.After(10 * time.Second):
+		t.Error("queueing a PING ack waited for a blocked write of the control queue")
+	}
+	close(w.release)
+	<-drained
+	<-queued
+	tr.bw = real
+	tr.wmu.Unlock()
 }

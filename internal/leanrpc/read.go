@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -53,11 +54,20 @@ func (t *transport) read() {
 				t.resetStream(se.StreamID, http2.ErrCodeProtocol, status.Errorf(codes.Internal, "bad frame from %s: %v", t.addr, se))
 				continue
 			}
+			var ce http2.ConnectionError // a frame the framer found invalid
+			if errors.As(err, &ce) {
+				t.goAway(http2.ErrCode(ce))
+			}
 			t.fail(connError(t.addr, err))
 			return
 		}
 		if err := t.dispatch(f); err != nil {
-			t.goAway(http2.ErrCodeProtocol)
+			code := http2.ErrCodeProtocol
+			var ce http2.ConnectionError
+			if errors.As(err, &ce) {
+				code = http2.ErrCode(ce)
+			}
+			t.goAway(code)
 			t.fail(connError(t.addr, err))
 			return
 		}
@@ -83,7 +93,7 @@ func (t *transport) dispatch(f http2.Frame) error {
 		}
 	case *http2.SettingsFrame:
 		if !f.IsAck() {
-			t.applySettings(f)
+			return t.applySettings(f)
 		}
 	case *http2.PingFrame:
 		if !f.IsAck() {
@@ -245,14 +255,24 @@ func (t *transport) onField(f hpack.HeaderField) {
 	}
 }
 
-// applySettings takes the server's settings and acknowledges them.
-func (t *transport) applySettings(f *http2.SettingsFrame) {
+// applySettings takes the server's settings and acknowledges them; an
+// invalid value is a connection error (RFC 9113 §6.5.2, and §6.9.2 for an
+// initial window that would take a stream's window past 2^31-1).
+func (t *transport) applySettings(f *http2.SettingsFrame) error {
+	if err := f.ForeachSetting(http2.Setting.Valid); err != nil {
+		return fmt.Errorf("the server's HTTP/2 SETTINGS: %w", err)
+	}
 	var table, hasTable = uint32(0), false
 	t.mu.Lock()
-	_ = f.ForeachSetting(func(s http2.Setting) error {
+	err := f.ForeachSetting(func(s http2.Setting) error {
 		switch s.ID {
 		case http2.SettingInitialWindowSize:
 			delta := int64(s.Val) - t.initSend
+			for _, c := range t.streams {
+				if c.sendWin+delta > math.MaxInt32 {
+					return fmt.Errorf("the server's SETTINGS_INITIAL_WINDOW_SIZE %d takes stream %d's window past 2^31-1: %w", s.Val, c.id, http2.ConnectionError(http2.ErrCodeFlowControl))
+				}
+			}
 			t.initSend = int64(s.Val)
 			for _, c := range t.streams {
 				c.sendWin += delta
@@ -268,12 +288,15 @@ func (t *transport) applySettings(f *http2.SettingsFrame) {
 	})
 	t.cond.Broadcast()
 	t.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	if !t.ok.Load() { // the handshake: the connection is not shared yet
 		if hasTable {
 			t.henc.SetMaxDynamicTableSizeLimit(table)
 		}
 		t.writeFrameHeader(0, http2.FrameSettings, http2.FlagSettingsAck, 0)
-		return
+		return nil
 	}
 	if hasTable {
 		t.cmu.Lock()
@@ -281,6 +304,7 @@ func (t *transport) applySettings(f *http2.SettingsFrame) {
 		t.cmu.Unlock()
 	}
 	t.queue(http2.FrameSettings, http2.FlagSettingsAck, 0, nil, true)
+	return nil
 }
 
 // onGoAway stops new calls on the connection and fails those the server will

@@ -94,6 +94,7 @@ type transport struct {
 	cmu      sync.Mutex
 	ccond    sync.Cond // on cmu: the queue was drained, or the connection ended
 	cbuf     []byte    // control frames queued
+	cspare   []byte    // the other buffer, while drainControl writes one
 	ctable   uint32    // a header table size for the encoder, set before its SETTINGS ack goes
 	ctableOK bool
 	cdead    bool          // the connection ended: the reader stops waiting
@@ -148,6 +149,12 @@ func dialTransport(ctx context.Context, addr string, tlsCfg *tls.Config, opts *O
 	if err != nil {
 		return nil, err
 	}
+	if kaTime > 0 {
+		if err := setUserTimeout(conn, opts.KeepaliveTimeout); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("set TCP_USER_TIMEOUT: %w", err)
+		}
+	}
 	scheme := "http"
 	if tlsCfg != nil {
 		scheme = "https"
@@ -163,9 +170,12 @@ func dialTransport(ctx context.Context, addr string, tlsCfg *tls.Config, opts *O
 			conn.Close()
 			return nil, err
 		}
-		if p := tc.ConnectionState().NegotiatedProtocol; p != "" && p != "h2" {
+		// gRPC-go refuses a server that negotiates no protocol
+		// (credentials/tls.go, ALPN enforced since 1.67); one that picks
+		// another fails the TLS handshake.
+		if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
 			conn.Close()
-			return nil, fmt.Errorf("the server negotiated %q, not HTTP/2 (ALPN h2)", p)
+			return nil, fmt.Errorf("the TLS server negotiated %q, not HTTP/2 (ALPN h2), as gRPC requires", p)
 		}
 		conn = tc
 	}
@@ -259,7 +269,9 @@ func (t *transport) handshake() error {
 	if !ok || sf.IsAck() {
 		return fmt.Errorf("the server sent %s first, not its HTTP/2 settings: is it a gRPC server?", f.Header().Type)
 	}
-	t.applySettings(sf)
+	if err := t.applySettings(sf); err != nil {
+		return err
+	}
 	return t.bw.Flush()
 }
 
@@ -365,7 +377,9 @@ func (t *transport) queueRST(id uint32, code http2.ErrCode, resp bool) {
 }
 
 // drainControl moves the queued control frames into the write buffer; wmu
-// is held.
+// is held. The queue's lock is not held across the write, which may block on
+// the socket: the reader goes on queueing its answers meanwhile, into a
+// second buffer.
 func (t *transport) drainControl() {
 	t.cmu.Lock()
 	if t.ctableOK {
@@ -373,11 +387,15 @@ func (t *transport) drainControl() {
 		clear(t.hblocks) // they hold indices the new size may have evicted
 		t.ctableOK = false
 	}
-	t.bw.Write(t.cbuf)
-	t.cbuf = t.cbuf[:0]
+	buf := t.cbuf
+	t.cbuf, t.cspare = t.cspare[:0], nil
 	t.cqueued.Store(false)
 	t.cresp.Store(0)
 	t.ccond.Broadcast()
+	t.cmu.Unlock()
+	t.bw.Write(buf)
+	t.cmu.Lock()
+	t.cspare = buf[:0]
 	t.cmu.Unlock()
 }
 
