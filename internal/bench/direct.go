@@ -34,11 +34,11 @@ import (
 // request of the run pays for the connection set-up, or with an error after
 // cfg.DialTimeout.
 //
-// It returns (nil, nil) when the connection must stay clientv3's: with a user
-// (auth tokens come from clientv3's interceptors), endpoints with both http://
-// and https://, or any other scheme (unix sockets).
+// With a user it authenticates and sends the token as clientv3 does. It
+// returns (nil, nil) when the connection must stay clientv3's: endpoints with
+// both http:// and https://, or any other scheme (unix sockets).
 func DialDirect(ctx context.Context, cfg clientv3.Config) (*leanrpc.Conn, error) {
-	if cfg.Username != "" || len(cfg.Endpoints) == 0 {
+	if len(cfg.Endpoints) == 0 {
 		return nil, nil
 	}
 	tlsCfg, addrs, ok := directTarget(cfg.Endpoints, cfg.TLS)
@@ -49,6 +49,7 @@ func DialDirect(ctx context.Context, cfg clientv3.Config) (*leanrpc.Conn, error)
 	conn, err := leanrpc.Dial(ctx, addrs, leanrpc.Options{
 		TLS: tlsCfg, DialTimeout: cfg.DialTimeout, MaxSendMsgSize: send, MaxRecvMsgSize: recv,
 		KeepaliveTime: cfg.DialKeepAliveTime, KeepaliveTimeout: cfg.DialKeepAliveTimeout, PermitWithoutStream: cfg.PermitWithoutStream,
+		Username: cfg.Username, Password: cfg.Password,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load connection to %s: %w", strings.Join(cfg.Endpoints, ","), err)
@@ -114,7 +115,8 @@ func msgLimits(cfg clientv3.Config) (send, recv int) {
 // without asking: that is gRPC-go's default in the release this module uses
 // (1.83, where grpc.WithSharedWriteBuffer is deprecated for it). It is the cheapest gRPC-go the request loops can have, weighed
 // against the lean transport by `make compare`. It declines (nil, nil) where
-// DialDirect does.
+// DialDirect does, and with a user (auth tokens would need clientv3's
+// interceptors).
 func DialTuned(ctx context.Context, cfg clientv3.Config) (*grpc.ClientConn, error) {
 	if cfg.Username != "" || len(cfg.Endpoints) == 0 {
 		return nil, nil

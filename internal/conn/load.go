@@ -36,6 +36,9 @@ func OpenLoad(ctx context.Context, c *Config, stdin *os.File, stderr io.Writer, 
 		release()
 		return nil, nil, nil, err
 	}
+	if want := c.Transport; want != "" && want != t.Transport {
+		fmt.Fprintf(stderr, "etcdperf: --transport %s cannot carry these requests (a user's auth tokens under grpc-tuned, or endpoints of mixed or other schemes); they go over clientv3 (grpc)\n", want)
+	}
 	return t, clis, release, nil
 }
 

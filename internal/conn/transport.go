@@ -40,7 +40,8 @@ type LoadConn interface {
 // DialLoad opens one direct load connection of transport with cfg, and names
 // the transport the loops will really use: grpc, a clientv3 client of its own
 // (see kvConn), when it is clientv3's or when the connection must stay
-// clientv3's (endpoints of mixed or other schemes: see bench.DialDirect).
+// clientv3's (endpoints of mixed or other schemes, see bench.DialDirect;
+// grpc-tuned with a user).
 func DialLoad(ctx context.Context, transport string, cfg clientv3.Config) (LoadConn, string, error) {
 	switch transport {
 	case TransportGRPCTuned:

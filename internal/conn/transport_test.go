@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/internal/leanrpc"
 	"github.com/etcdperf/etcdperf/internal/nullkv"
 )
@@ -99,5 +101,45 @@ func TestKVConnRetries(t *testing.T) {
 	err = cc.Invoke(ctx, "/etcdserverpb.KV/Put", &pb.PutRequest{}, &pb.PutResponse{})
 	if status.Code(err) != codes.Unavailable || r.Load() != 1 {
 		t.Errorf("put: %v, %d retries in all; want Unavailable and no retry", err, r.Load())
+	}
+}
+
+// TestDialLoadUser: with --user the lean transport carries the run itself
+// (its own auth tokens); grpc-tuned, which has no interceptor for them,
+// gives way to clientv3's client. Against an etcd with auth enabled.
+func TestDialLoadUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an etcd")
+	}
+	ctx := context.Background()
+	cl := clustertest.Start(t, cluster.Config{})
+	cli := clustertest.Client(t, cl)
+	for _, step := range []func() error{
+		func() error { _, err := cli.RoleAdd(ctx, "root"); return err },
+		func() error { _, err := cli.UserAdd(ctx, "root", "rootpw"); return err },
+		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := cli.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var c Config
+	c.DialTimeout = 5 * time.Second
+	cfg := c.ClientConfig(cl.Endpoints(), nil, "root", "rootpw")
+	for _, tc := range []struct{ transport, used string }{
+		{TransportLean, TransportLean},
+		{TransportGRPC, TransportGRPC},
+		{TransportGRPCTuned, TransportGRPC},
+	} {
+		cc, used, err := DialLoad(ctx, tc.transport, cfg)
+		if err != nil || used != tc.used {
+			t.Errorf("%s with a user: %s, %v; want %s", tc.transport, used, err, tc.used)
+			continue
+		}
+		if err := cc.Invoke(ctx, "/etcdserverpb.KV/Put", &pb.PutRequest{Key: []byte("/etcdperf/user"), Value: []byte("v")}, &pb.PutResponse{}); err != nil {
+			t.Errorf("%s: a put with a user: %v", tc.transport, err)
+		}
+		cc.Close()
 	}
 }

@@ -4,8 +4,8 @@
 // concurrent calls (one write syscall for several), and one reader goroutine
 // that hands each response to its waiting call by stream id. It does what a
 // unary etcd KV call needs and nothing more: no streams, no compression, no
-// name resolution beyond the dialer's, no auth tokens (a user keeps
-// clientv3's connection). Failed calls are made again as clientv3's retry
+// name resolution beyond the dialer's. Auth tokens are clientv3's (policy.go).
+// Failed calls are made again as clientv3's retry
 // interceptor makes them (policy.go), besides gRPC-go's transparent retry.
 // Connection- and stream-level flow control, the server's settings, PING,
 // GOAWAY, keepalive and message size limits are honoured as gRPC-go honours
@@ -46,9 +46,28 @@ type Options struct {
 	KeepaliveTime, KeepaliveTimeout time.Duration
 	PermitWithoutStream             bool
 
+	// Username and Password, when set, authenticate the connection (etcd's
+	// Auth/Authenticate) as clientv3 does: the token goes in each call's
+	// metadata, and a call the server finds without a valid token gets a new
+	// one and is made again.
+	Username, Password string
+
 	// keepaliveFloor replaces minKeepaliveTime in tests, as gRPC-go's tests
 	// lower internal.KeepaliveMinPingTime.
 	keepaliveFloor time.Duration
+	// token is the current auth token (nil without a user).
+	token *atomic.Pointer[string]
+}
+
+// authToken is the token a call of method carries; none for Authenticate.
+func (o *Options) authToken(method string) string {
+	if o.token == nil || method == methodAuthenticate {
+		return ""
+	}
+	if p := o.token.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // Connection backoff as gRPC-go has it (connection-backoff.md in the gRPC
@@ -102,6 +121,8 @@ type Conn struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed when a dial ends; then replaced
+
+	authMu sync.Mutex // one Authenticate at a time
 }
 
 // endpoint is one server address and its current connection.
@@ -143,6 +164,9 @@ func Dial(ctx context.Context, addrs []string, opts Options) (*Conn, error) {
 	for i, a := range addrs {
 		c.eps = append(c.eps, &endpoint{idx: i, addr: a})
 	}
+	if opts.Username != "" {
+		c.opts.token = new(atomic.Pointer[string])
+	}
 	ctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
 	defer cancel()
 	for _, ep := range c.eps {
@@ -153,6 +177,10 @@ func Dial(ctx context.Context, addrs []string, opts Options) (*Conn, error) {
 		changed := c.changed
 		c.mu.Unlock()
 		if c.ready() != nil {
+			if err := c.authenticate(ctx, ""); err != nil {
+				c.Close()
+				return nil, err
+			}
 			return c, nil
 		}
 		if err := c.allFailed(); err != nil {
@@ -180,11 +208,12 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, _ ...
 // InvokeAt is Invoke, and names the endpoint whose connection carried the
 // call's last attempt: its index in Dial's addrs, -1 when none did.
 func (c *Conn) InvokeAt(ctx context.Context, method string, args, reply any) (endpoint int, err error) {
+	tok := c.opts.authToken(method)
 	endpoint, err = c.call(ctx, method, args, reply)
 	if err == nil {
 		return endpoint, nil
 	}
-	return c.retry(ctx, method, args, reply, endpoint, err)
+	return c.retry(ctx, method, args, reply, endpoint, tok, err)
 }
 
 // call makes the call once, as far as the application can tell: it is made

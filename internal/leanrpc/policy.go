@@ -3,10 +3,12 @@ package leanrpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -52,13 +54,22 @@ var repeatable = map[string]bool{
 // for a repeatable method Unavailable (no leader, a leader change, a lost
 // connection). A nonRepeatable call is made again by clientv3 only when no
 // connection was available, which this Conn waits out instead, as
-// WaitForReady does. Each attempt after the first counts in the context's
-// Retries. endpoint is the last attempt's, as InvokeAt's.
-func (c *Conn) retry(ctx context.Context, method string, args, reply any, endpoint int, err error) (int, error) {
+// WaitForReady does. A call whose auth token (tok) the server refused gets a
+// new token and is made again once. Each attempt after the first counts in
+// the context's Retries. endpoint is the last attempt's, as InvokeAt's.
+func (c *Conn) retry(ctx context.Context, method string, args, reply any, endpoint int, tok string, err error) (int, error) {
 	quorum := len(c.eps)/2 + 1
 	retries := RetriesFrom(ctx)
+	refreshed := false
 	for attempt := 1; attempt < maxAttempts; attempt++ {
-		if !c.retryable(ctx, method, err) {
+		if c.opts.token != nil && !refreshed && staleToken(err) {
+			// clientv3's shouldRefreshToken, refreshToken: a new token, and
+			// the call again (once: a token refused again is the answer).
+			refreshed = true
+			if aerr := c.authenticate(ctx, tok); aerr != nil {
+				return endpoint, aerr
+			}
+		} else if !c.retryable(ctx, method, err) {
 			return endpoint, err
 		}
 		if attempt%quorum == 0 {
@@ -74,6 +85,7 @@ func (c *Conn) retry(ctx context.Context, method string, args, reply any, endpoi
 		if retries != nil {
 			retries.n.Add(1)
 		}
+		tok = c.opts.authToken(method)
 		if endpoint, err = c.call(ctx, method, args, reply); err == nil {
 			return endpoint, nil
 		}
@@ -124,4 +136,38 @@ func WithRetries(ctx context.Context, r *Retries) context.Context {
 func RetriesFrom(ctx context.Context) *Retries {
 	r, _ := ctx.Value(retriesKey{}).(*Retries)
 	return r
+}
+
+const methodAuthenticate = "/etcdserverpb.Auth/Authenticate"
+
+// staleToken says whether err is the server's refusal of a call's token:
+// invalid (expired, or the server restarted), of an older auth revision, or
+// missing (clientv3's shouldRefreshToken).
+func staleToken(err error) bool {
+	e := rpctypes.Error(err)
+	return errors.Is(e, rpctypes.ErrInvalidAuthToken) || errors.Is(e, rpctypes.ErrAuthOldRevision) || errors.Is(e, rpctypes.ErrUserEmpty)
+}
+
+// authenticate gets a new token for the connection's user (none without a
+// user) unless the token is no longer stale (another call got a new one
+// meanwhile). A server with auth disabled gives none, as clientv3 takes it.
+func (c *Conn) authenticate(ctx context.Context, stale string) error {
+	if c.opts.token == nil {
+		return nil
+	}
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	if p := c.opts.token.Load(); p != nil && *p != stale {
+		return nil
+	}
+	var resp pb.AuthenticateResponse
+	_, err := c.call(ctx, methodAuthenticate, &pb.AuthenticateRequest{Name: c.opts.Username, Password: c.opts.Password}, &resp)
+	switch {
+	case errors.Is(rpctypes.Error(err), rpctypes.ErrAuthNotEnabled):
+		resp.Token = ""
+	case err != nil:
+		return fmt.Errorf("authenticate as %s: %w", c.opts.Username, err)
+	}
+	c.opts.token.Store(&resp.Token)
+	return nil
 }
