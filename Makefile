@@ -44,7 +44,7 @@ bench: ## Go benchmarks of the hot paths (recorder, pacer, parsers)
 nullkv: ## build bin/nullkv, the null KV server (answers at once) that make compare measures the generators' ceiling against
 	$(GO) build -o bin/nullkv ./cmd/nullkv
 
-compare: build nullkv ## three generators side by side (lean, grpc-tuned, etcd's benchmark) on one etcd and on the null KV server, alternating, then a fidelity table (lean against grpc: p50, p99 and their noise); prints the ratios against issues 17 and 22
+compare: build nullkv ## three generators side by side (lean, grpc-tuned, etcd's benchmark) on one etcd and on the null KV server, alternating, then a fidelity table (lean against grpc: p50 and p99 by a Mann-Whitney test, the gap with its confidence interval); prints the ratios against issues 17 and 22
 	scripts/compare-benchmark.sh
 
 compare-checkperf: build ## side by side with etcdctl check perf --load s and l (minutes)

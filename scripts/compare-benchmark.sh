@@ -8,9 +8,10 @@
 #   2. against the null KV server (cmd/nullkv, answers at once; NULL_TOTAL requests a
 #      run): the generators' own cost, as requests per client CPU-second (req/s per core).
 # Then the medians of each generator and the ratios against issue 17's and 22's targets,
-# and a fidelity table: p50 and p99 of lean against grpc (clientv3's own connection, what
+# and a fidelity table: p50 and p99 of lean against grpc (clientv3's own client, what
 # an application sees) on the same etcd at a fixed rate (FID_RATE req/s for FID_DURATION),
-# FID_PAIRS alternating pairs per op, with each transport's run-to-run noise. The rate is
+# FID_PAIRS alternating pairs per op, judged by a Mann-Whitney test with the gap's
+# confidence interval (cmd/fidelity; 5 pairs at least for a 5% test). The rate is
 # one the server keeps up with, so the latencies are the requests', not a queue's.
 # A benchmark, not a test: it exits 0 when every run completed, met or not; 1 when a run
 # failed.
@@ -34,7 +35,7 @@ for tool in "$bindir/benchmark" "$bindir/etcd" jq curl; do
   command -v "$tool" >/dev/null || { echo "compare: $tool not found" >&2; exit 1; }
 done
 [ "$rounds" -ge 1 ] || { echo "compare: ROUNDS must be at least 1" >&2; exit 1; }
-[ "$fid_pairs" -ge 2 ] || { echo "compare: FID_PAIRS must be at least 2 (the noise needs two runs of each)" >&2; exit 1; }
+[ "$fid_pairs" -ge 2 ] || { echo "compare: FID_PAIRS must be at least 2 (the test needs two runs of each; 4 to reach 5%)" >&2; exit 1; }
 
 work=$(mktemp -d)
 pids=()
@@ -256,33 +257,8 @@ function target(name, op, r, cmp, t,   ok) {
 }' "$work/rows"
 
 # Fidelity: does lean measure what a clientv3 application sees? For each op and
-# percentile, the medians over the pairs, lean's difference from grpc, and the noise:
-# the larger of the two transports' own run-to-run spread, (max - min) / median.
+# percentile, a Mann-Whitney test on the per-run values of lean against grpc, and the
+# gap with its confidence interval (cmd/fidelity, internal/fidelity).
 echo
-echo "fidelity: lean against grpc (clientv3's connection) on one etcd, $fid_pairs alternating pairs at $fid_rate req/s:"
-awk '
-function median(s,   a, n, i, j, t) {
-  n = split(s, a, " ")
-  for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-  return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
-function spread(s,   a, n, i, lo, hi) {
-  n = split(s, a, " "); lo = hi = a[1] + 0
-  for (i = 2; i <= n; i++) { if (a[i] + 0 < lo) lo = a[i] + 0; if (a[i] + 0 > hi) hi = a[i] + 0 }
-  return (hi - lo) / median(s)
-}
-{ v[$1, $2, "p50"] = v[$1, $2, "p50"] " " $4; v[$1, $2, "p99"] = v[$1, $2, "p99"] " " $5 }
-END {
-  printf "%-6s %-4s %10s %10s %9s %11s %11s  %s\n", "op", "", "lean ms", "grpc ms", "lean-grpc", "lean noise", "grpc noise", "within noise"
-  for (i = 1; i <= 2; i++) {
-    op = i == 1 ? "put" : "range"
-    for (j = 1; j <= 2; j++) {
-      q = j == 1 ? "p50" : "p99"
-      l = median(v[op, "lean", q]); g = median(v[op, "grpc", q])
-      nl = spread(v[op, "lean", q]); ng = spread(v[op, "grpc", q])
-      d = (l - g) / g; noise = nl > ng ? nl : ng
-      printf "%-6s %-4s %10.3f %10.3f %+8.1f%% %10.1f%% %10.1f%%  %s\n", op, q, l, g, d * 100, nl * 100, ng * 100, ((d < 0 ? -d : d) <= noise ? "yes" : "NO")
-    }
-  }
-  print "lean-grpc: (median lean - median grpc) / median grpc; noise: a transport'"'"'s own (max - min) / median over the pairs; within noise: |lean-grpc| <= the larger noise"
-}' "$work/fid"
+echo "fidelity: lean against grpc (clientv3's client) on one etcd, $fid_pairs alternating pairs at $fid_rate req/s:"
+go run ./cmd/fidelity <"$work/fid"
