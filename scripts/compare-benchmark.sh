@@ -174,7 +174,7 @@ echo "load after:  $(uptime)"
 echo "cpu us/req and req/cpu-s are whole-process user+sys (rusage of the child) for every generator; in-window is etcdperf's own CPU over the measured window (no start-up, fill, scrapes or analysis)."
 
 echo
-echo "fidelity runs: open loop at $fid_rate req/s for $fid_duration on etcd, lean and grpc (clientv3's connection) alternating"
+echo "fidelity runs: open loop at $fid_rate req/s for $fid_duration on etcd, lean and grpc (clientv3's client) alternating"
 printf '%-6s %-5s %4s %10s %9s %9s\n' op tool pair "req/s" "p50 ms" "p99 ms"
 for op in put range; do
   for p in $(seq "$fid_pairs"); do

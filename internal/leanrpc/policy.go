@@ -96,6 +96,9 @@ func (c *Conn) retry(ctx context.Context, method string, args, reply any, endpoi
 // retryable says whether clientv3 makes a call of method that failed with err
 // again (retry_interceptor.go: unaryClientInterceptor, isSafeRetry).
 func (c *Conn) retryable(ctx context.Context, method string, err error) bool {
+	if c.ctx.Err() != nil {
+		return false // closed: no attempt could succeed
+	}
 	code := status.Code(err)
 	if code == codes.DeadlineExceeded || code == codes.Canceled {
 		return ctx.Err() == nil
