@@ -171,11 +171,10 @@ func TestTLSAuthBench(t *testing.T) {
 			if run.Tool.EmbeddedEtcd == "" || run.Tool.GoVersion == "" {
 				t.Errorf("run file's tool %+v", run.Tool)
 			}
-			// A user's auth tokens come from clientv3's interceptors: the default lean
-			// transport cannot carry them, and the run file says which one did (as
-			// the output does: stderr stays for errors, one line).
-			if run.Client.Transport != "grpc" {
-				t.Errorf("transport %q; want grpc (clientv3's connection, its auth tokens)", run.Client.Transport)
+			// The default lean transport carries a user's auth tokens itself, as
+			// clientv3 does: the run stays on it.
+			if run.Client.Transport != "lean" {
+				t.Errorf("transport %q; want lean (its own auth tokens)", run.Client.Transport)
 			}
 			// The members' /metrics are scraped over the same TLS, with the client certificate.
 			phases := map[string]bool{}
