@@ -134,11 +134,11 @@ type transport struct {
 	// dialled at once; tooManyPings says the server's GOAWAY was
 	// too_many_pings.
 	gone func(tooManyPings bool)
-	// pings is the state of the paced PINGs (ping.go).
-	pings pingState
 	told atomic.Bool
 	// ep is the index of the connection's endpoint in its Conn.
 	ep int
+	// pings is the state of the paced PINGs (ping.go).
+	pings pingState
 }
 
 // dialTransport connects to addr and exchanges the HTTP/2 preface and
