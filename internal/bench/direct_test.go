@@ -117,6 +117,9 @@ func TestDirectWorkers(t *testing.T) {
 				"mixed": {Endpoints: []string{"http://a:1", "https://b:2"}},
 				"unix":  {Endpoints: []string{"unix://sock"}},
 			} {
+				if name == "user" && kind == "lean" {
+					continue // lean carries a user's tokens (leanrpc's TestEtcdAuth)
+				}
 				if conn, err := dial(ctx, c); conn != nil || err != nil {
 					t.Errorf("%s: gave %v, %v; want clientv3's connection (nil, nil)", name, conn, err)
 				}
