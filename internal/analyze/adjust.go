@@ -85,13 +85,17 @@ func explainRest(evs map[finding.Class][]graded, in *Input) {
 }
 
 // capFollowers turns a fail on followers into a warning when the members left
-// still form a quorum with the leader (at most n - quorum of them fail the signal).
+// still form a quorum with the leader (at most n - quorum of them fail the signal)
+// and the follower's own requests were not measured slow.
 func capFollowers(evs map[finding.Class][]graded, in *Input) {
 	n := len(in.Members)
 	if n < 2 || in.Leader == nil || !isLeaderWindow(in.Leader) {
 		return
 	}
 	spare := n - (n/2 + 1)
+	// A follower whose own requests were measured slow is in its clients' path:
+	// they wait for its apply, whatever the quorum does.
+	slow := slowServer(in.Run)
 	for _, cl := range riskClasses {
 		failing := map[string]int{}
 		for _, g := range evs[cl] {
@@ -100,7 +104,7 @@ func capFollowers(evs map[finding.Class][]graded, in *Input) {
 			}
 		}
 		for _, g := range evs[cl] {
-			if g.win == nil || g.win == in.Leader || g.e.Severity != finding.Fail || failing[g.e.Signal] > spare {
+			if g.win == nil || g.win == in.Leader || g.e.Severity != finding.Fail || failing[g.e.Signal] > spare || g.win.Member == slow {
 				continue
 			}
 			g.e.Severity, g.e.Observed = finding.Warn, g.e.Observed+"; "+followerRisk

@@ -139,7 +139,7 @@ func report(in Input, opts Options) Result {
 	findings := evaluate(rules, in)
 	rep := Result{Findings: findings, Budget: computeBudget(&in)}
 	shareOf(findings, rep.Budget, &in)
-	markRisks(findings)
+	markRisks(findings, slowServer(in.Run))
 	rep.Verdict = verdict(in.Run, findings)
 	rep.Verdict.Versions = versionsOf(&in)
 	return rep

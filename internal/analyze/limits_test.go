@@ -48,6 +48,7 @@ var compound = map[string]string{
 	"NOSPACE alarm (Maintenance API alarm list)":                                                               "a raised alarm",
 	"server version (" + metrics.ServerVersion + ")":                                                           "a release against known problems",
 	"requests by member: the slowest member's service p99 / the others' (run, lean transport)":                 "a ratio to the other members' p99, with a floor",
+	"member waited for a CPU (schedstat run-queue delay / runnable time)":                                      "measured, not graded",
 }
 
 // TestRuleLimits walks the rule table: every rule cites a source and has a

@@ -97,30 +97,25 @@ func memberEvidence(rep Result, member, signal string) (finding.Evidence, bool) 
 	return finding.Evidence{}, false
 }
 
-// TestMemberWait grades a local member's measured wait for a CPU against its
-// runnable time, and reads a wait on a host with idle CPUs as wake-up latency.
+// TestMemberWait reports a local member's measured wait for a CPU beside its
+// CPU time, as evidence that never grades on its own.
 func TestMemberWait(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	for _, c := range []struct {
 		name string
 		wait *float64
-		busy *float64
-		want finding.Severity
+		want string
 	}{
-		{"not measured", nil, nil, ""},
-		{"little wait", f(0.5), f(0.95), finding.OK},
-		{"waited as long as it ran", f(4), f(0.95), finding.Warn},
-		{"waited most of its runnable time", f(20), f(0.95), finding.Fail},
-		{"a wait on a host with idle CPUs", f(20), f(0.4), finding.OK},
+		{"not measured", nil, ""},
+		{"waited as long as it ran", f(4), "waited 4.00 s for a CPU beside 4.0 CPU-s used = 50%"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// 4 CPU-s over the window.
 			i := withRun(single(in(t, walText(0, 0, 1, 0), walText(0, 100, 0.001, 4))), putRun(2))
-			i.Run.HostCPUBusy = c.busy
 			i.Run.Target.Members = []results.Member{{Name: "m0", Pid: 7, CPUWaitS: c.wait}}
-			got := memberWaitRule(i, limPSI)
-			if got.Severity != c.want {
-				t.Errorf("%s (%s), want %s", got.Severity, got.Observed, c.want)
+			got := memberWaitRule(i, Limits{})
+			if got.Severity.Bad() || !strings.Contains(got.Observed, c.want) || (c.want == "") != (got.Severity == "") {
+				t.Errorf("%s (%s), want ok with %q", got.Severity, got.Observed, c.want)
 			}
 		})
 	}

@@ -100,17 +100,26 @@ func memberP99s(run *results.Run) []memberP99 {
 	return out
 }
 
-// memberSlowRule grades the slowest member's requests against the others'.
-func memberSlowRule(in *Input, _ Limits) Check {
-	if in.Run == nil || len(in.Run.Ops) == 0 {
-		return Check{}
+// slowServer is the member (its window name) whose own requests were graded
+// slow against the others' by memberSlowRule; "" when none was. Its clients wait
+// for it, so a resource of its that is slow is in their path, follower or not.
+func slowServer(run *results.Run) string {
+	if run == nil {
+		return ""
 	}
-	ps := memberP99s(in.Run)
+	slow, _, sev := slowestMember(memberP99s(run))
+	if !sev.Bad() {
+		return ""
+	}
+	return memberName(slow.endpoint)
+}
+
+// slowestMember is the member of ps whose requests were slowest, the others
+// (fastest first), and its grade against their upper median; OK with fewer than
+// two members.
+func slowestMember(ps []memberP99) (memberP99, []memberP99, finding.Severity) {
 	if len(ps) < 2 {
-		if len(in.Run.Target.Endpoints) < 2 {
-			return Check{} // one endpoint: the run's own figures are that member's
-		}
-		return unknown("fewer than two members with %d requests or more of their own (the grpc transport does not say which member served a request)", minSamples)
+		return memberP99{}, nil, finding.OK
 	}
 	slow := slices.MaxFunc(ps, func(a, b memberP99) int { return cmp.Compare(a.ms, b.ms) })
 	var others []memberP99
@@ -128,6 +137,22 @@ func memberSlowRule(in *Input, _ Limits) Check {
 	case slow.ms >= memberSlowRatio*base && slow.ms-base >= memberSlowFloorMs:
 		sev = finding.Warn
 	}
+	return slow, others, sev
+}
+
+// memberSlowRule grades the slowest member's requests against the others'.
+func memberSlowRule(in *Input, _ Limits) Check {
+	if in.Run == nil || len(in.Run.Ops) == 0 {
+		return Check{}
+	}
+	ps := memberP99s(in.Run)
+	if len(ps) < 2 {
+		if len(in.Run.Target.Endpoints) < 2 {
+			return Check{} // one endpoint: the run's own figures are that member's
+		}
+		return unknown("fewer than two members with %d requests or more of their own (the grpc transport does not say which member served a request)", minSamples)
+	}
+	slow, others, sev := slowestMember(ps)
 	names := make([]string, len(others))
 	for i, o := range others {
 		names[i] = in.describe(memberName(o.endpoint))

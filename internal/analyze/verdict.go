@@ -256,19 +256,28 @@ func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
 // riskShare, and a disk that only the host's fsync probe found slow while the
 // members' own WAL fsyncs were within bounds (the probe measures the host's disk,
 // the members measure what etcd waited for).
-func markRisks(fs []finding.Finding) {
+//
+// The share is the leader's path; a class bad on slowMember (the member whose
+// own requests were measured slow, slowServer) is in its clients' path and is no
+// risk by share.
+func markRisks(fs []finding.Finding, slowMember string) {
 	for i := range fs {
 		f := &fs[i]
 		if !f.Severity.Bad() || f.Class.Context() {
 			continue
 		}
 		switch {
-		case f.Share != nil && *f.Share < riskShare:
+		case f.Share != nil && *f.Share < riskShare && !badOn(f.Evidence, slowMember):
 			f.Risk = fmt.Sprintf("explains %s of the client %s: under a fifth, so removing it would make requests less than 1.25× faster (Amdahl's law)", pct(*f.Share), f.ShareAt)
 		case f.Class == finding.ClassDisk && probeOnly(f.Evidence):
 			f.Risk = "only the fsync probe of this host found the disk slow; the members' own WAL fsyncs were within bounds, so a risk of the host, not what slowed the clients"
 		}
 	}
+}
+
+// badOn reports whether evidence graded warn or fail on member (a window name).
+func badOn(ev []finding.Evidence, member string) bool {
+	return member != "" && slices.ContainsFunc(ev, func(e finding.Evidence) bool { return e.Member == member && e.Severity.Bad() })
 }
 
 // probeOnly reports whether the disk probe is the only bad disk evidence and the

@@ -240,11 +240,27 @@ func TestRisks(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			markRisks(c.fs)
+			markRisks(c.fs, "")
 			v := verdict(nil, c.fs)
 			if v.Status != c.status || v.Bottleneck != c.bottleneck || !slices.Equal(v.Risks, c.risks) {
 				t.Errorf("got %s/%s risks %v, want %s/%s risks %v: %s", v.Status, v.Bottleneck, v.Risks, c.status, c.bottleneck, c.risks, v.Summary)
 			}
 		})
+	}
+}
+
+// TestSlowServerNoRisk: a class bad on the member whose own requests were slow is
+// in its clients' path, so a small share of the leader's path makes it no risk.
+func TestSlowServerNoRisk(t *testing.T) {
+	s := 0.02
+	fs := []finding.Finding{{Class: finding.ClassDisk, Severity: finding.Warn, Share: &s, ShareAt: "p99",
+		Evidence: []finding.Evidence{{Signal: "wal fsync p99 (x)", Member: "127.0.0.1:2379", Severity: finding.Warn}}}}
+	markRisks(fs, "127.0.0.1:2379")
+	if fs[0].Risk != "" {
+		t.Errorf("disk on the slow-serving member marked a risk: %s", fs[0].Risk)
+	}
+	markRisks(fs, "127.0.0.1:2381")
+	if fs[0].Risk == "" {
+		t.Error("disk on another member not marked a risk")
 	}
 }
