@@ -203,7 +203,8 @@ const riskShare = netShareLargest
 // class is graded: the disk at p99 (the hardware guide's WAL fsync bound; the
 // leader's fsync and the queueing behind it, no share while that queueing is
 // unknown, since a saturated disk's wait lands there), the network at p50 (the
-// round trip to the leader, plus replication in a multi-member cluster).
+// round trip to the leader, plus replication in a multi-member cluster; unknown
+// unless both are measured).
 func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
 	if b == nil {
 		return
@@ -242,7 +243,9 @@ func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
 					r, ok2 = m, true
 				}
 			}
-			v, ok = n+r, ok1 || ok2
+			// Both parts measured, or the share is a lower bound that could
+			// make a network the clients wait on look small.
+			v, ok = n+r, ok1 && ok2
 		}
 		if c := client[at]; ok && c != nil && *c > 0 {
 			s := min(v / *c, 1)

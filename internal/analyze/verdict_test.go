@@ -264,3 +264,20 @@ func TestSlowServerNoRisk(t *testing.T) {
 		t.Error("disk on another member not marked a risk")
 	}
 }
+
+// TestNetworkShareNeedsItsRoundTrip: without a measured round trip the network's
+// share is unknown (not the replication part alone), so a network the gap rule
+// fails is never made a risk by a share of 0.
+func TestNetworkShareNeedsItsRoundTrip(t *testing.T) {
+	zero, client := 0.0, 200.0
+	b := &finding.Budget{ClientP50Ms: &client, ClientP99Ms: &client, Parts: []finding.BudgetPart{
+		{Component: finding.PartNetwork},
+		{Component: finding.PartReplication, P50Ms: &zero, P99Ms: &zero},
+	}}
+	fs := []finding.Finding{{Class: finding.ClassNetwork, Severity: finding.Fail}}
+	shareOf(fs, b, &Input{PeersKnown: true})
+	markRisks(fs, "")
+	if fs[0].Share != nil || fs[0].Risk != "" {
+		t.Errorf("share %v, risk %q; want no share and no risk", ptrVal(fs[0].Share), fs[0].Risk)
+	}
+}
