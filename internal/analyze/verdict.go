@@ -261,8 +261,8 @@ func shareOf(fs []finding.Finding, b *finding.Budget, in *Input) {
 // the members measure what etcd waited for).
 //
 // The share is the leader's path; a class bad on slowMember (the member whose
-// own requests were measured slow, slowServer) is in its clients' path and is no
-// risk by share.
+// own requests were measured slow, slowServer), or through a follower's own link
+// (offPath), is in some clients' path and is no risk by share.
 func markRisks(fs []finding.Finding, slowMember string) {
 	for i := range fs {
 		f := &fs[i]
@@ -270,12 +270,24 @@ func markRisks(fs []finding.Finding, slowMember string) {
 			continue
 		}
 		switch {
-		case f.Share != nil && *f.Share < riskShare && !badOn(f.Evidence, slowMember):
+		case f.Share != nil && *f.Share < riskShare && !badOn(f.Evidence, slowMember) && !offPath(f.Evidence):
 			f.Risk = fmt.Sprintf("explains %s of the client %s: under a fifth, so removing it would make requests less than 1.25× faster (Amdahl's law)", pct(*f.Share), f.ShareAt)
 		case f.Class == finding.ClassDisk && probeOnly(f.Evidence):
 			f.Risk = "only the fsync probe of this host found the disk slow; the members' own WAL fsyncs were within bounds, so a risk of the host, not what slowed the clients"
 		}
 	}
+}
+
+// offPathSignals are the evidence whose delay lies outside the budget's path to
+// the leader: a follower's own link is paid by the clients connected through it,
+// so the share of the leader's path cannot show it small.
+var offPathSignals = []string{"follower link"}
+
+// offPath reports whether bad evidence of a finding is off the budget's path.
+func offPath(ev []finding.Evidence) bool {
+	return slices.ContainsFunc(ev, func(e finding.Evidence) bool {
+		return e.Severity.Bad() && slices.ContainsFunc(offPathSignals, func(p string) bool { return strings.HasPrefix(e.Signal, p) })
+	})
 }
 
 // badOn reports whether evidence graded warn or fail on member (a window name).

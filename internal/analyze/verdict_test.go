@@ -281,3 +281,15 @@ func TestNetworkShareNeedsItsRoundTrip(t *testing.T) {
 		t.Errorf("share %v, risk %q; want no share and no risk", ptrVal(fs[0].Share), fs[0].Risk)
 	}
 }
+
+// TestFollowerLinkNoRisk: a follower's slow link is paid by the clients that
+// reach the cluster through it, off the leader's path the share measures.
+func TestFollowerLinkNoRisk(t *testing.T) {
+	s := 0.14
+	fs := []finding.Finding{{Class: finding.ClassNetwork, Severity: finding.Warn, Share: &s, ShareAt: "p50",
+		Evidence: []finding.Evidence{{Signal: "follower link / client p50 (x)", Severity: finding.Warn}}}}
+	markRisks(fs, "")
+	if fs[0].Risk != "" {
+		t.Errorf("a slow follower link marked a risk: %s", fs[0].Risk)
+	}
+}
