@@ -2,8 +2,14 @@
 GO ?= go
 PKGS := ./...
 STATICCHECK_VERSION ?= v0.8.2
+# One build configuration for the binary, the image, vet and the tests (static and
+# with trimmed paths, as the image ships and as etcd's own releases build): a cold
+# cache then compiles the dependency graph once, not once per configuration.
+# Only -race, which needs cgo, compiles it again.
+export CGO_ENABLED ?= 0
+export GOFLAGS ?= -trimpath
 
-.PHONY: help build image test truth lint bench compare compare-checkperf compare-fio fuzz soak etcd nullkv clean
+.PHONY: help build image test truth lint bench compare compare-before compare-checkperf compare-fio fuzz soak etcd nullkv clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -26,9 +32,10 @@ test: image ## the whole suite (what CI runs): unit, live against real etcd, e2e
 	@# Build every test binary in parallel first (a cold cache compiles etcd), then run them one at a time.
 	$(GO) test -count=1 -run '^$$' $(PKGS) >/dev/null
 	ETCDPERF_IMAGE=$(CURDIR)/$(IMAGE) $(GO) test -count=1 -p 1 -timeout 14m $(PKGS)
-	@# Pod Security Admission's policy code, in a module of its own (internal/k8s/psa/doc.go says why).
-	cd internal/k8s/psa && $(GO) vet ./... && $(GO) test -count=1 ./...
-	$(GO) test -race -count=1 -timeout 10m ./internal/bench/ ./results/ ./internal/leanrpc/ ./internal/conn/
+	@# Pod Security Admission's policy code, in a module of its own (k8s/psa/doc.go says why).
+	cd k8s/psa && $(GO) vet ./... && $(GO) test -count=1 ./...
+	@# The race detector on the concurrent parts' own tests; their live tests against etcd ran above.
+	CGO_ENABLED=1 $(GO) test -race -short -count=1 -timeout 10m ./bench/ ./results/ ./internal/leanrpc/ ./internal/conn/
 
 truth: build ## the scenario matrix: live faults of known cause at 3+ intensities and healthy baselines; prints the confusion table, fails on any miss, wrong status, disagreeing re-analysis or avoidable skip (root; < 20 min; TRUTH_ARGS="-only disk/3m" runs some rows, "-list" names them)
 	$(GO) test -count=1 -timeout 60m -run '^TestMatrix$$' ./internal/truth/ -v -args -truth -etcdperf=$(CURDIR)/bin/etcdperf $(TRUTH_ARGS)
@@ -39,13 +46,16 @@ lint: ## gofmt, go vet, staticcheck
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
 bench: ## Go benchmarks of the hot paths (recorder, pacer, parsers)
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/bench/ ./results/ ./internal/analyze/
+	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./results/ ./analyze/
 
 nullkv: ## build bin/nullkv, the null KV server (answers at once) that make compare measures the generators' ceiling against
 	$(GO) build -o bin/nullkv ./cmd/nullkv
 
-compare: build nullkv ## three generators side by side (lean, grpc-tuned, etcd's benchmark) on one etcd and on the null KV server, alternating, then a fidelity table (lean against grpc: p50 and p99 by a Mann-Whitney test, the gap with its confidence interval); prints the ratios against issues 17 and 22
+compare: build nullkv ## three generators side by side (lean, grpc-tuned, etcd's benchmark) on one etcd and on the null KV server, alternating, then a fidelity table (lean against grpc: p50 and p99 by a Mann-Whitney test, the gap with its confidence interval) and a restart scenario (3 members, a follower killed and restarted: per-member puts and errors, lean against grpc); prints the ratios against issues 17 and 22
 	scripts/compare-benchmark.sh
+
+compare-before: ## the lean transport's CPU per request against BEFORE=<commit>'s, interleaved on one etcd
+	scripts/compare-before.sh
 
 compare-checkperf: build ## side by side with etcdctl check perf --load s and l (minutes)
 	scripts/compare-checkperf.sh

@@ -29,5 +29,13 @@ const (
 	PartWALQueue    = "wal queueing"
 	PartReplication = "replication"
 	PartApply       = "apply/backend"
-	PartRest        = "unexplained"
+	// PartServer is the members' own time for the request, from its arrival to
+	// its reply (etcd's gRPC handling histogram); it holds the WAL, its queue,
+	// the replication and the apply, so with it known they are its breakdown.
+	PartServer = "server handling"
+	// PartGenerator is the load generator's own lag: how late its threads wake.
+	PartGenerator = "generator lag"
+	// PartStall is the wait of the requests sent while no reply came.
+	PartStall = "stall"
+	PartRest  = "unexplained"
 )

@@ -101,10 +101,6 @@ type Evidence struct {
 	Threshold  string   `json:"threshold"`
 	Source     string   `json:"source"`
 	Severity   Severity `json:"severity"`
-	// Margin is the observed value over the threshold it was graded against (the
-	// fail value when it failed, else the warn value): 0.5 is half-way there, 2 is
-	// twice over. Nil when the signal has no number or no numeric threshold.
-	Margin *float64 `json:"margin,omitempty"`
 }
 
 // Finding is the grade of one class with the evidence behind it.

@@ -19,3 +19,17 @@ type HardwareGrade struct {
 	Summary    string   `json:"summary"`
 	Source     string   `json:"source"`
 }
+
+// Severity is the grade in finding's vocabulary: warn when the host falls short
+// of the workload's tier (a shortfall is a risk, never a failure: the run's own
+// figures say whether it kept up), ok when it meets it, unknown when the host's
+// CPUs and memory are not known.
+func (g HardwareGrade) Severity() Severity {
+	switch {
+	case len(g.Shortfalls) > 0:
+		return Warn
+	case g.HostTier == "" || g.HostTier == string(Unknown):
+		return Unknown
+	}
+	return OK
+}

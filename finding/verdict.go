@@ -1,16 +1,49 @@
 package finding
 
-// Verdict statuses and the "no bottleneck" value.
+// Status is an outcome as the output contract writes it: a verdict's, etcdctl
+// check perf's, a disk probe's grade. It is Severity's counterpart for a
+// whole answer: pass where a grade is ok.
+type Status string
+
+// Statuses. A verdict is pass, fail or invalid; a disk probe's grade pass, warn
+// or fail.
 const (
-	StatusPass     = "pass"
-	StatusFail     = "fail"
-	StatusInvalid  = "invalid"
-	BottleneckNone = "none"
+	StatusPass    Status = "pass"
+	StatusWarn    Status = "warn"
+	StatusFail    Status = "fail"
+	StatusInvalid Status = "invalid"
 )
+
+// StatusOf is the status of a grade: pass where s is ok, warn and fail as they
+// are, and invalid for unknown (nothing was graded).
+func StatusOf(s Severity) Status {
+	switch s {
+	case OK:
+		return StatusPass
+	case Warn, Fail:
+		return Status(s)
+	}
+	return StatusInvalid
+}
+
+// Severity reads a status back as a grade: ok for pass, warn and fail as they
+// are; unknown for invalid or none.
+func (s Status) Severity() Severity {
+	switch s {
+	case StatusPass:
+		return OK
+	case StatusWarn, StatusFail:
+		return Severity(s)
+	}
+	return Unknown
+}
+
+// BottleneckNone is a verdict's bottleneck when nothing ran out.
+const BottleneckNone = "none"
 
 // Verdict is the one-line answer: did the cluster keep up, and if not, what ran out first.
 type Verdict struct {
-	Status     string `json:"status"`     // pass | fail | invalid
+	Status     Status `json:"status"`     // pass | fail | invalid
 	Bottleneck string `json:"bottleneck"` // none | disk | network | memory | cpu | client | value-size | range-size | quota
 	// Ranked lists the failing classes, primary first, then the warning ones.
 	Ranked []string `json:"ranked,omitempty"`

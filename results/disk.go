@@ -9,25 +9,8 @@ import (
 	"github.com/etcdperf/etcdperf/finding"
 )
 
-// DiskGrade is the JSON grade of a disk probe graded s: the output contract's
-// "pass" where finding says ok; warn and fail as they are.
-func DiskGrade(s finding.Severity) string {
-	if s == finding.OK {
-		return "pass"
-	}
-	return string(s)
-}
-
 // Severity is the probe's grade in finding's vocabulary; unknown when there is none.
-func (d DiskResult) Severity() finding.Severity {
-	switch d.Grade {
-	case "pass":
-		return finding.OK
-	case string(finding.Warn), string(finding.Fail):
-		return finding.Severity(d.Grade)
-	}
-	return finding.Unknown
-}
+func (d DiskResult) Severity() finding.Severity { return d.Grade.Severity() }
 
 // DiskResult is one disk probe run (see package diskprobe).
 type DiskResult struct {
@@ -68,8 +51,8 @@ type DiskResult struct {
 	SegmentCuts int `json:"segment_cuts,omitempty"`
 
 	// Grade is the probe's grade as the output contract writes it: pass, warn or
-	// fail (DiskGrade of a finding.Severity; Severity reads it back).
-	Grade string `json:"grade"`
+	// fail (finding.StatusOf a severity; Severity reads it back).
+	Grade finding.Status `json:"grade"`
 	// GradeReason says which rule decided the grade, with the observed value and the source of the threshold.
 	GradeReason string `json:"grade_reason,omitempty"`
 	// FioCommand is the fio job that does the same I/O (fio pattern) or the closest one (wal pattern).

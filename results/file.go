@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -14,16 +15,26 @@ import (
 // ErrVersion is returned for a run file written by another format version.
 var ErrVersion = errors.New("unsupported run file version")
 
-// WriteFile writes run to path atomically: a temp file in the same folder, synced,
-// then renamed, so a reader never sees half a run file.
-func WriteFile(path string, run *Run) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// WriteFile writes run to path atomically (see WriteAtomic), so a reader never
+// sees half a run file.
+func WriteFile(path string, run *Run) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write run file: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".run-*.tmp")
+	if err := WriteAtomic(path, 0o600, func(w io.Writer) error { return Encode(w, run) }); err != nil {
+		return fmt.Errorf("write run file %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteAtomic writes path through write: to a temp file in the same folder,
+// synced, then renamed over path, so that a reader, a crash or a full disk never
+// leaves half a file where a whole one was (the temp file is removed on error).
+// The file gets perm.
+func WriteAtomic(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*.tmp")
 	if err != nil {
-		return fmt.Errorf("write run file: %w", err)
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -31,21 +42,19 @@ func WriteFile(path string, run *Run) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	enc := json.NewEncoder(f)
-	enc.SetIndent("", " ")
-	if err := enc.Encode(run); err != nil {
-		return fmt.Errorf("write run file %s: %w", path, err)
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return err
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("write run file %s: %w", path, err)
+		return err
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("write run file %s: %w", path, err)
+		return err
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write run file %s: %w", path, err)
-	}
-	return nil
+	return os.Rename(f.Name(), path)
 }
 
 // Encode writes run as WriteFile does, to w (standard output for --run-file -).
@@ -72,7 +81,7 @@ func ReadFile(path string) (*Run, error) {
 	return run, nil
 }
 
-// Decode reads one run file from r, of this version or the one before (read as
+// Decode reads one run file from r, of this version or one before (read as
 // this one), and checks its histograms.
 func Decode(r io.Reader) (*Run, error) {
 	dec := json.NewDecoder(r)
@@ -83,7 +92,7 @@ func Decode(r io.Reader) (*Run, error) {
 	return check(run)
 }
 
-// decodeOne reads the next run file of dec, upgrading a version 1 file.
+// decodeOne reads the next run file of dec, upgrading a version 1 or 2 file.
 func decodeOne(dec *json.Decoder) (*Run, error) {
 	var raw json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
@@ -96,13 +105,53 @@ func decodeOne(dec *json.Decoder) (*Run, error) {
 		return nil, fmt.Errorf("not a run file: %w", err)
 	}
 	if head.Version == 1 {
-		return upgradeV1(raw)
+		run, err := upgradeV1(raw)
+		if err != nil {
+			return nil, err
+		}
+		return run, rewriteSections(run)
 	}
 	var run Run
 	if err := json.Unmarshal(raw, &run); err != nil {
 		return nil, fmt.Errorf("not a run file: %w", err)
 	}
+	if run.Version == 2 {
+		run.Version = Version
+		for _, s := range run.Steps {
+			s.Version = Version
+		}
+		return &run, rewriteSections(&run)
+	}
 	return &run, nil
+}
+
+// rewriteSections reads every section of an earlier version's run (its steps
+// included) as the type registered for its name and stores it again, so that it
+// is written as this version writes it (version 2's boolean pass of a criterion
+// becomes its status: the types read both forms). A section of no registered
+// type is kept as it is.
+func rewriteSections(run *Run) error {
+	for name, raw := range run.Sections {
+		proto, ok := registry[name]
+		if !ok {
+			continue
+		}
+		v := reflect.New(reflect.TypeOf(proto))
+		if err := json.Unmarshal(raw, v.Interface()); err != nil {
+			return fmt.Errorf("run file of an earlier version: section %s: %w", name, err)
+		}
+		b, err := json.Marshal(v.Interface())
+		if err != nil {
+			return fmt.Errorf("run file: section %s: %w", name, err)
+		}
+		run.Sections[name] = b
+	}
+	for _, s := range run.Steps {
+		if err := rewriteSections(s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // v1Job is a version 1 job output as the section name holds it: without what
@@ -220,7 +269,7 @@ func Open(path string, stdin io.Reader) (*Run, error) {
 // check checks a decoded run's version and histograms.
 func check(run *Run) (*Run, error) {
 	if run.Version != Version {
-		return nil, fmt.Errorf("%w %d (this build reads versions 1 and %d)", ErrVersion, run.Version, Version)
+		return nil, fmt.Errorf("%w %d (this build reads versions 1 to %d)", ErrVersion, run.Version, Version)
 	}
 	for _, op := range run.Ops {
 		for _, h := range []Hist{op.ResponseHist, op.ServiceHist} {

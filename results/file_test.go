@@ -85,7 +85,7 @@ func TestDecodeRejects(t *testing.T) {
 			}
 		})
 	}
-	_, err := Decode(strings.NewReader(`{"version":3}`))
+	_, err := Decode(strings.NewReader(`{"version":4}`))
 	if !errors.Is(err, ErrVersion) {
 		t.Errorf("version error not ErrVersion: %v", err)
 	}

@@ -41,6 +41,22 @@ type EndpointLoad struct {
 	PingMs *Summary `json:"ping_ms,omitempty"`
 	// PingHist is the PINGs' round trips (microseconds).
 	PingHist Hist `json:"ping_hist,omitempty"`
+	// ReadRounds counts the pairs of reads answered in the measured window (see
+	// ReadRoundHist); 0 when none was sent (one endpoint).
+	ReadRounds int64 `json:"read_rounds,omitempty"`
+	// ReadRoundsUnanswered counts the pairs that failed or were still waiting
+	// when the window ended.
+	ReadRoundsUnanswered int64 `json:"read_rounds_unanswered,omitempty"`
+	// ReadRoundMs digests ReadRoundHist; nil when no pair was answered.
+	ReadRoundMs *Summary `json:"read_round_ms,omitempty"`
+	// ReadRoundHist is, for each pair of reads of one key sent together on one
+	// connection to this endpoint through the measured window, the linearizable
+	// read's time beyond the serializable one's (microseconds): the read index
+	// round, in which the leader confirms its leadership with a heartbeat to a
+	// quorum of members (a follower asks the leader first), and the wait for the
+	// member to apply up to it. The client link, which both reads cross, is not
+	// in it.
+	ReadRoundHist Hist `json:"read_round_hist,omitempty"`
 }
 
 // FindEndpoint is the run's load figures of endpoint; nil when it has none.
@@ -103,10 +119,10 @@ func mergeMembers(name string, runs []*Run) ([]MemberOp, error) {
 }
 
 // mergeEndpoints merges the runs' per-endpoint figures: the longest stall,
-// the PINGs' histograms bucket by bucket.
+// the PINGs' and the read rounds' histograms bucket by bucket.
 func mergeEndpoints(runs []*Run) ([]EndpointLoad, error) {
 	var out []EndpointLoad
-	pings := map[string][]Hist{}
+	pings, rounds := map[string][]Hist{}, map[string][]Hist{}
 	for _, r := range runs {
 		for _, e := range r.EndpointLoads {
 			i := slices.IndexFunc(out, func(x EndpointLoad) bool { return x.Endpoint == e.Endpoint })
@@ -121,24 +137,40 @@ func mergeEndpoints(runs []*Run) ([]EndpointLoad, error) {
 			if e.PingHist != "" {
 				pings[e.Endpoint] = append(pings[e.Endpoint], e.PingHist)
 			}
+			o.ReadRounds += e.ReadRounds
+			o.ReadRoundsUnanswered += e.ReadRoundsUnanswered
+			if e.ReadRoundHist != "" {
+				rounds[e.Endpoint] = append(rounds[e.Endpoint], e.ReadRoundHist)
+			}
 		}
 	}
 	for i := range out {
-		hs := pings[out[i].Endpoint]
-		if len(hs) == 0 {
-			continue
+		o := &out[i]
+		var err error
+		if o.PingHist, o.PingMs, err = mergedHist(pings[o.Endpoint]); err != nil {
+			return nil, fmt.Errorf("endpoint %s pings: %w", o.Endpoint, err)
 		}
-		h, err := sumHists(hs)
-		if err != nil {
-			return nil, fmt.Errorf("endpoint %s pings: %w", out[i].Endpoint, err)
+		if o.ReadRoundHist, o.ReadRoundMs, err = mergedHist(rounds[o.Endpoint]); err != nil {
+			return nil, fmt.Errorf("endpoint %s read rounds: %w", o.Endpoint, err)
 		}
-		var s Summary
-		if out[i].PingHist, s, err = encodeSummarized(h); err != nil {
-			return nil, err
-		}
-		out[i].PingMs = &s
 	}
 	return out, nil
+}
+
+// mergedHist is the sum of hs, encoded and digested; empty for none.
+func mergedHist(hs []Hist) (Hist, *Summary, error) {
+	if len(hs) == 0 {
+		return "", nil, nil
+	}
+	h, err := sumHists(hs)
+	if err != nil {
+		return "", nil, err
+	}
+	x, s, err := encodeSummarized(h)
+	if err != nil {
+		return "", nil, err
+	}
+	return x, &s, nil
 }
 
 // sumHists is the sum of encoded histograms.

@@ -6,7 +6,8 @@ import (
 )
 
 // TestMergeMembers: a merge keeps every endpoint's part of an op and every
-// endpoint's stall and PINGs, summed bucket by bucket, the longest stall kept.
+// endpoint's stall, PINGs and read rounds, summed bucket by bucket, the longest
+// stall kept.
 func TestMergeMembers(t *testing.T) {
 	hist := func(us ...int64) Hist {
 		h := NewHist()
@@ -31,7 +32,8 @@ func TestMergeMembers(t *testing.T) {
 				}}},
 			EndpointLoads: []EndpointLoad{
 				{Endpoint: "a", Stall: &Stall{At: at, Seconds: 0.002}, Pings: 2, PingHist: hist(100, 100)},
-				{Endpoint: "b", Stall: &Stall{At: at, Seconds: stallB}, Pings: 1, PingsUnanswered: 1, PingHist: hist(pingB)},
+				{Endpoint: "b", Stall: &Stall{At: at, Seconds: stallB}, Pings: 1, PingsUnanswered: 1, PingHist: hist(pingB),
+					ReadRounds: 1, ReadRoundsUnanswered: 1, ReadRoundHist: hist(2 * pingB)},
 			},
 		}
 	}
@@ -57,7 +59,10 @@ func TestMergeMembers(t *testing.T) {
 	if eb == nil || eb.Stall.Seconds != 2.5 || eb.Pings != 2 || eb.PingsUnanswered != 2 || eb.PingMs == nil || eb.PingMs.Max < 8.9 {
 		t.Errorf("endpoint b merged %+v, want the 2.5 s stall and 2 pings up to 9 ms", eb)
 	}
-	if ea := m.FindEndpoint("a"); ea == nil || ea.Pings != 4 || ea.PingMs.P50 != 0.1 {
-		t.Errorf("endpoint a merged %+v, want 4 pings of 0.1 ms", ea)
+	if eb.ReadRounds != 2 || eb.ReadRoundsUnanswered != 2 || eb.ReadRoundMs == nil || eb.ReadRoundMs.Max < 17.9 {
+		t.Errorf("endpoint b merged %+v, want 2 read rounds up to 18 ms", eb)
+	}
+	if ea := m.FindEndpoint("a"); ea == nil || ea.Pings != 4 || ea.PingMs.P50 != 0.1 || ea.ReadRoundMs != nil {
+		t.Errorf("endpoint a merged %+v, want 4 pings of 0.1 ms and no read round", ea)
 	}
 }

@@ -131,6 +131,7 @@ func mergeConditions(out *Run, runs []*Run) {
 		}
 		out.HostCPUPressure = maxOf(out.HostCPUPressure, r.HostCPUPressure)
 		out.HostCPUBusy = maxOf(out.HostCPUBusy, r.HostCPUBusy)
+		out.HostCPUBusiest = maxOf(out.HostCPUBusiest, r.HostCPUBusiest)
 		for _, a := range r.Alarms {
 			if !slices.Contains(out.Alarms, a) {
 				out.Alarms = append(out.Alarms, a)
@@ -284,9 +285,8 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 	out := Op{Op: name}
 	resp, svc := NewHist(), NewHist()
 	type second struct {
-		requests, errors, unsent int64
-		covered                  float64 // the union of the workers' coverage, approximated by the widest
-		resp, svc                *hdr.Histogram
+		iv        Interval // its figures, merged by addFigures
+		resp, svc *hdr.Histogram
 	}
 	seconds := map[int64]*second{}
 	for _, r := range runs {
@@ -323,10 +323,7 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 				s = &second{resp: NewHist(), svc: NewHist()}
 				seconds[iv.Start.Unix()] = s
 			}
-			s.requests += iv.Requests
-			s.errors += iv.Errors
-			s.unsent += iv.Unsent
-			s.covered = max(s.covered, iv.Seconds)
+			addFigures(&s.iv, iv)
 			if err := addHist(s.resp, iv.Response); err != nil {
 				return out, fmt.Errorf("op %s interval %s: %w", name, iv.Start.Format(time.RFC3339), err)
 			}
@@ -359,9 +356,9 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 	// gap between workers shows in time series instead of being closed up.
 	keys := slices.Sorted(maps.Keys(seconds))
 	for sec := keys[0]; sec <= keys[len(keys)-1]; sec++ {
-		iv := Interval{Start: time.Unix(sec, 0).UTC()}
+		var iv Interval
 		if s := seconds[sec]; s != nil {
-			iv.Requests, iv.Errors, iv.Unsent, iv.Seconds = s.requests, s.errors, s.unsent, s.covered
+			iv = s.iv
 			if s.resp.TotalCount() > 0 {
 				if iv.Response, err = EncodeHist(s.resp); err != nil {
 					return out, err
@@ -373,19 +370,20 @@ func mergeOp(name string, runs []*Run, durationS float64) (Op, error) {
 				}
 			}
 		}
+		iv.Start = time.Unix(sec, 0).UTC()
 		out.Intervals = append(out.Intervals, iv)
 	}
 	return out, nil
 }
 
 // addFigures adds the numbers of src into dst, a struct of the same type, field
-// by field, so that a figure added to Op or Client is merged without a line
-// here: integers and floats are summed, unless tagged merge:"max" (the worst
+// by field, so that a figure added to Op, Client or Interval is merged without
+// a line here: integers and floats are summed, unless tagged merge:"max" (the worst
 // worker's: peaks, p99s) or merge:"derived" (recomputed from the merged whole:
 // rates). Any other field (histograms, digests, maps, names) must be tagged
 // merge:"caller" and merged by the caller: an untagged one panics, so a field
 // added without a merge fails the first test that merges, instead of being
-// silently dropped (TestMergeTagsEveryField).
+// silently dropped (TestAddFiguresRefuses).
 func addFigures[T any](dst *T, src T) {
 	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
 	t := d.Type()

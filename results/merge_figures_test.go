@@ -17,6 +17,10 @@ func TestMergeKeepsEveryFigure(t *testing.T) {
 		var op Op
 		setFigures(t, &op, k)
 		op.Op, op.Requests, op.Errors = "put", int64(100*k), int64(k)
+		var iv Interval
+		setFigures(t, &iv, k)
+		iv.Start, iv.Seconds = start, k/4 // coverage is at most a second
+		op.Intervals = []Interval{iv}
 		r.Ops = []Op{op}
 		setFigures(t, &r.Client, k)
 		return r
@@ -51,6 +55,48 @@ func TestMergeKeepsEveryFigure(t *testing.T) {
 	}
 	check("Op", reflect.ValueOf(m.Ops[0]), reflect.ValueOf(a.Ops[0]), reflect.ValueOf(b.Ops[0]))
 	check("Client", reflect.ValueOf(m.Client), reflect.ValueOf(a.Client), reflect.ValueOf(b.Client))
+	if len(m.Ops[0].Intervals) != 1 || !m.Ops[0].Intervals[0].Start.Equal(start) {
+		t.Fatalf("intervals = %+v", m.Ops[0].Intervals)
+	}
+	check("Interval", reflect.ValueOf(m.Ops[0].Intervals[0]), reflect.ValueOf(a.Ops[0].Intervals[0]), reflect.ValueOf(b.Ops[0].Intervals[0]))
+}
+
+// TestAddFiguresRefuses: a field the sum does not handle (any kind but int,
+// int64 and float64, or one of those tagged max) panics unless it is tagged
+// merge:"caller" or merge:"derived", so a new field is never dropped silently.
+func TestAddFiguresRefuses(t *testing.T) {
+	type ok struct {
+		N    int64
+		F    float64 `merge:"max"`
+		Name string  `merge:"caller"`
+		Rate float64 `merge:"derived"`
+	}
+	type str struct{ Name string }
+	type small struct{ N int32 }
+	type flag struct{ B bool }
+	type maxStr struct {
+		S string `merge:"max"`
+	}
+	for _, c := range []struct {
+		name  string
+		merge func()
+		panic bool
+	}{
+		{"tagged and numeric", func() { addFigures(&ok{}, ok{N: 1, F: 2, Name: "x", Rate: 3}) }, false},
+		{"untagged string", func() { addFigures(&str{}, str{"x"}) }, true},
+		{"untagged int32", func() { addFigures(&small{}, small{1}) }, true},
+		{"untagged bool", func() { addFigures(&flag{}, flag{true}) }, true},
+		{"max of a string", func() { addFigures(&maxStr{}, maxStr{"x"}) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if got := recover() != nil; got != c.panic {
+					t.Errorf("panicked %v, want %v", got, c.panic)
+				}
+			}()
+			c.merge()
+		})
+	}
 }
 
 // setFigures gives every numeric field of *v a distinct non-zero value, scaled by k.

@@ -20,10 +20,13 @@ const ValidRateFraction = 0.95
 func RateKept(achieved, target float64) bool { return achieved >= ValidRateFraction*target }
 
 // Version is the run file format version this build writes. It reads this one
-// and the one before (see Decode): version 1 held a judging command's result as
+// and those before (see Decode): version 1 held a judging command's result as
 // that command's printed output (fields job and drill); version 2 holds it in
-// typed Sections and adds the measured round trips (Network).
-const Version = 2
+// typed Sections and adds the measured round trips (Network); version 3 grades
+// check's and qualify's criteria and tiers with a status (pass, fail, invalid
+// for a value not measured) where version 2 wrote a boolean pass, which their
+// types still read.
+const Version = 3
 
 // Run is one run file.
 type Run struct {
@@ -66,6 +69,10 @@ type Run struct {
 	// HostCPUBusy is the share of all the measuring host's CPU time over the same
 	// window that was busy (/proc/stat), whoever ran; nil where it was not read.
 	HostCPUBusy *float64 `json:"host_cpu_busy,omitempty"`
+	// HostCPUBusiest is the busy share of the measuring host's busiest single
+	// CPU over the same window (/proc/stat's cpuN lines): tasks pinned to one
+	// CPU wait for it while the average has idle time; nil where not read.
+	HostCPUBusiest *float64 `json:"host_cpu_busiest,omitempty"`
 	// Alarms are the cluster's alarms read after the load (Maintenance API); nil
 	// when they were not read, empty when none was raised.
 	Alarms []Alarm `json:"alarms"`
@@ -277,17 +284,18 @@ type Op struct {
 // Interval is one second of an op's measured window, by completion time.
 type Interval struct {
 	// Start is the wall-clock start of the second, so runs of several workers align.
-	Start time.Time `json:"start"`
+	Start time.Time `json:"start" merge:"caller"`
 	// Seconds is how much of the second the load covered: less than 1 for the
 	// first and last seconds of a run, which begin and end mid-second. 0 in run
-	// files from before it was kept (read as 1; see Covered).
-	Seconds  float64 `json:"seconds,omitempty"`
+	// files from before it was kept (read as 1; see Covered). A merge keeps the
+	// widest worker's, an approximation of the union of their coverage.
+	Seconds  float64 `json:"seconds,omitempty" merge:"max"`
 	Requests int64   `json:"requests"`
 	Errors   int64   `json:"errors"`
 	// Unsent counts requests charged as unsent in this second (see Op.Unsent).
 	Unsent   int64 `json:"unsent,omitempty"`
-	Response Hist  `json:"response_hist"`
-	Service  Hist  `json:"service_hist,omitempty"`
+	Response Hist  `json:"response_hist" merge:"caller"`
+	Service  Hist  `json:"service_hist,omitempty" merge:"caller"`
 }
 
 // Covered is the time the interval covers in seconds (1 when not recorded).

@@ -3,6 +3,8 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // Sections are the run's command results by section name. Each is written and
@@ -16,6 +18,30 @@ type Sections map[string]json.RawMessage
 type Section interface {
 	// SectionName is its key in Run.Sections: one per type.
 	SectionName() string
+}
+
+// registry holds every section type by name, as each package registers its own.
+var registry = map[string]Section{}
+
+// RegisterSection declares a section type from the package that owns it, so the
+// run file's schema (internal/runschema) lists it without a hand-kept list:
+// call it as var _ = results.RegisterSection(T{}) beside T's SectionName. Two
+// types of one name panic at start-up. It returns s.
+func RegisterSection(s Section) Section {
+	if _, dup := registry[s.SectionName()]; dup {
+		panic("results: section " + s.SectionName() + " registered twice")
+	}
+	registry[s.SectionName()] = s
+	return s
+}
+
+// RegisteredSections are the registered section types, by name.
+func RegisteredSections() []Section {
+	out := make([]Section, 0, len(registry))
+	for _, name := range slices.Sorted(maps.Keys(registry)) {
+		out = append(out, registry[name])
+	}
+	return out
 }
 
 // SetSection stores s in the run under its name, replacing any before.

@@ -12,10 +12,14 @@
 # an application sees) on the same etcd at a fixed rate (FID_RATE req/s for FID_DURATION),
 # FID_PAIRS alternating pairs per op, judged by a Mann-Whitney test with the gap's
 # confidence interval (cmd/fidelity; 5 pairs at least for a 5% test). The rate is
-# one the server keeps up with, so the latencies are the requests', not a queue's.
+# one the server keeps up with, so the latencies are the requests', not a queue's;
+# the same pairs against the null server tell what each client adds of its own.
+# Last, the restart scenario (scripts/compare-restart.sh): three members, a follower
+# killed and started again mid-run, each member's puts before, during and after and
+# the errors, lean against grpc, judged the same way (RESTART_PAIRS pairs, default 4).
 # A benchmark, not a test: it exits 0 when every run completed, met or not; 1 when a run
 # failed.
-#   make compare            ROUNDS=5 TOTAL=20000 NULL_TOTAL=100000 FID_PAIRS=5 make compare
+#   make compare            ROUNDS=5 TOTAL=20000 NULL_TOTAL=100000 FID_PAIRS=5 RESTART_PAIRS=4 make compare
 # Needs the reference tools: ANCHORS_BUILD (default ../shared/anchors/build.sh) builds them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -136,18 +140,20 @@ row() {
     'BEGIN {printf "%-5s %-6s %-10s %5d %8d %12.0f %9.2f %12.1f %14.0f %12s\n", s, o, t, r, n, rps, p, c / n * 1e6, n / c, iw}'
 }
 
-# run_fidelity OP PAIR TRANSPORT: one open-loop run at FID_RATE on etcd; appends
-# "op transport pair p50ms p99ms" to $work/fid and prints it.
+# run_fidelity SERVER OP PAIR TRANSPORT: one open-loop run at FID_RATE on SERVER
+# (etcd or null); appends "op transport pair p50ms p99ms" to $work/fid-SERVER
+# and prints it.
 run_fidelity() {
-  local op=$1 pair=$2 transport=$3 p50 p99 rps
-  timed "$etcdperf" bench --endpoints "$etcd_ep" --conns 10 --clients 100 -w json --results-dir "$work/results" --force \
+  local server=$1 op=$2 pair=$3 transport=$4 p50 p99 rps ep=$etcd_ep
+  [ "$server" = null ] && ep=$null_ep
+  timed "$etcdperf" bench --endpoints "$ep" --conns 10 --clients 100 -w json --results-dir "$work/results" --force \
     --transport "$transport" $(etcdperf_op "$op") --rate "$fid_rate" --duration "$fid_duration" >/dev/null
   check_transport "$transport"
   p50=$(jq -r '.ops[0].latency_ms.p50' "$work/out")
   p99=$(jq -r '.ops[0].latency_ms.p99' "$work/out")
   rps=$(jq -r '.ops[0].throughput_rps' "$work/out")
-  echo "$op $transport $pair $p50 $p99" >>"$work/fid"
-  printf '%-6s %-5s %4d %10.0f %9.3f %9.3f\n' "$op" "$transport" "$pair" "$rps" "$p50" "$p99"
+  echo "$op $transport $pair $p50 $p99" >>"$work/fid-$server"
+  printf '%-5s %-6s %-5s %4d %10.0f %9.3f %9.3f\n' "$server" "$op" "$transport" "$pair" "$rps" "$p50" "$p99"
 }
 
 generators=(lean grpc-tuned benchmark)
@@ -174,17 +180,19 @@ echo "load after:  $(uptime)"
 echo "cpu us/req and req/cpu-s are whole-process user+sys (rusage of the child) for every generator; in-window is etcdperf's own CPU over the measured window (no start-up, fill, scrapes or analysis)."
 
 echo
-echo "fidelity runs: open loop at $fid_rate req/s for $fid_duration on etcd, lean and grpc (clientv3's client) alternating"
-printf '%-6s %-5s %4s %10s %9s %9s\n' op tool pair "req/s" "p50 ms" "p99 ms"
-for op in put range; do
-  for p in $(seq "$fid_pairs"); do
-    if [ $((p % 2)) = 1 ]; then
-      run_fidelity "$op" "$p" lean
-      run_fidelity "$op" "$p" grpc
-    else
-      run_fidelity "$op" "$p" grpc
-      run_fidelity "$op" "$p" lean
-    fi
+echo "fidelity runs: open loop at $fid_rate req/s for $fid_duration on etcd and on the null server, lean and grpc (clientv3's client) alternating"
+printf '%-5s %-6s %-5s %4s %10s %9s %9s\n' server op tool pair "req/s" "p50 ms" "p99 ms"
+for server in etcd null; do
+  for op in put range; do
+    for p in $(seq "$fid_pairs"); do
+      if [ $((p % 2)) = 1 ]; then
+        run_fidelity "$server" "$op" "$p" lean
+        run_fidelity "$server" "$op" "$p" grpc
+      else
+        run_fidelity "$server" "$op" "$p" grpc
+        run_fidelity "$server" "$op" "$p" lean
+      fi
+    done
   done
 done
 echo "load after fidelity: $(uptime)"
@@ -261,4 +269,14 @@ function target(name, op, r, cmp, t,   ok) {
 # gap with its confidence interval (cmd/fidelity, internal/fidelity).
 echo
 echo "fidelity: lean against grpc (clientv3's client) on one etcd, $fid_pairs alternating pairs at $fid_rate req/s:"
-go run ./cmd/fidelity <"$work/fid"
+go run ./cmd/fidelity <"$work/fid-etcd"
+# The same against the null server, which answers at once: the gap there is what
+# the two clients add of their own, so a gap on etcd of the same size is the
+# clients' and not a difference in what they measure of the server.
+echo
+echo "the same on the null server (what each client adds of its own):"
+go run ./cmd/fidelity <"$work/fid-null"
+
+# Failover: does lean move its load as clientv3 does when a member dies and comes back?
+echo
+BINDIR=$bindir ETCDPERF=$etcdperf scripts/compare-restart.sh

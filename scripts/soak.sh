@@ -31,7 +31,7 @@ command -v jq >/dev/null || { echo "soak: jq not found (apt-get install -y jq)" 
 work=$(mktemp -d "${TMPDIR:-/tmp}/soak.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-(cd "$repo" && go test -c -o "$work/bench.test" ./internal/bench && go build -o "$work/etcdperf" ./cmd/etcdperf)
+(cd "$repo" && go test -c -o "$work/bench.test" ./bench && go build -o "$work/etcdperf" ./cmd/etcdperf)
 
 fail=0
 # grew NAME SMALL LARGE: fail when LARGE exceeds SMALL by more than limit_pct percent.

@@ -12,7 +12,7 @@ import (
 // metricsFixture is the absolute path of a recorded /metrics fixture of package analyze.
 func metricsFixture(t *testing.T, name string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "internal", "analyze", "testdata", name))
+	p, err := filepath.Abs(filepath.Join("..", "..", "analyze", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -173,7 +173,7 @@ func TestBenchInvalidExits3(t *testing.T) {
 	// 3 s: a stall of the shared server (a busy host) excuses only the requests due while it lasted.
 	r := runBin(t, nil, "bench", "put", "--endpoints", ep, "--rate", "100000", "--duration", "3s", "--clients", "2", "-w", "json")
 	if r.code != ExitInvalid {
-		t.Fatalf("exit %d, want %d: %s", r.code, ExitInvalid, r.stderr)
+		t.Fatalf("exit %d, want %d: %s%s", r.code, ExitInvalid, r.stderr, r.stdout)
 	}
 	var out struct {
 		Valid         bool   `json:"valid"`

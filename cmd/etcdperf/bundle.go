@@ -10,14 +10,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/inspect"
 	"github.com/etcdperf/etcdperf/internal/bundle"
 	"github.com/etcdperf/etcdperf/internal/check"
 	"github.com/etcdperf/etcdperf/internal/cli"
 	"github.com/etcdperf/etcdperf/internal/conn"
-	"github.com/etcdperf/etcdperf/internal/inspect"
-	"github.com/etcdperf/etcdperf/internal/report"
-	"github.com/etcdperf/etcdperf/internal/serve"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/serve"
 )
 
 type bundleFlags struct {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/internal/check"
-	"github.com/etcdperf/etcdperf/internal/profiles"
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -165,7 +165,7 @@ func (a *app) runCheck(cmd *cobra.Command, cf *checkFlags) error {
 }
 
 // verdictExit maps a verdict status to the exit code; the verdict is already printed.
-func verdictExit(status string) error {
+func verdictExit(status finding.Status) error {
 	switch status {
 	case finding.StatusFail:
 		return withCode(ExitFail, nil)

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/report"
 )
 
 func TestProfileCommandsBadInput(t *testing.T) {
@@ -86,7 +87,7 @@ func TestCheckLoadSmallE2E(t *testing.T) {
 	if out.Compat.Status == "" || out.Compat.TargetRPS != 150 || out.RunFile == "" {
 		t.Errorf("compat %+v run file %q", out.Compat, out.RunFile)
 	}
-	want := map[string]int{"pass": ExitOK, "fail": ExitFail, "invalid": ExitInvalid}[out.Verdict.Status]
+	want := map[finding.Status]int{"pass": ExitOK, "fail": ExitFail, "invalid": ExitInvalid}[out.Verdict.Status]
 	if r.code != want {
 		t.Errorf("exit %d does not follow the default verdict %q", r.code, out.Verdict.Status)
 	}

@@ -8,7 +8,7 @@ import (
 	"go.etcd.io/etcd/api/v3/version"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/bench"
+	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/internal/conn"
 )
 

@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/bench"
+	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/drill"
 	"github.com/etcdperf/etcdperf/internal/conn"
-	"github.com/etcdperf/etcdperf/internal/drill"
-	"github.com/etcdperf/etcdperf/internal/report"
 	"github.com/etcdperf/etcdperf/internal/units"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/etcdperf/etcdperf/internal/conn"
 	fc "github.com/etcdperf/etcdperf/internal/flagcheck"
-	"github.com/etcdperf/etcdperf/internal/profiles"
+	"github.com/etcdperf/etcdperf/profiles"
 )
 
 // flagRules say, per flag name (a name means one thing on every command), which

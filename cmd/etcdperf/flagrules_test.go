@@ -23,7 +23,7 @@ var (
 		"cert": "/nonexistent/cert.pem", "key": "/nonexistent/key.pem", "prometheus-http-config": "/nonexistent.yml",
 		"tls-secret": "Bad_Name", "name": "Bad_Name", "namespace": "Bad_NS",
 		"cpu": "lots", "memory": "lots", "threshold": "much", "keys": "all", "listen": "no-port", "transport": "quic", "rule-label": "novalue",
-		"instance": "a/b", "web.config.file": "/nonexistent/web.yml", "cluster-name": `a"b`,
+		"instance": "a/b", "web.config.file": "/nonexistent/web.yml", "config.file": "/nonexistent/canary.yml", "web-config-secret": "Bad_Name", "cluster-name": `a"b`,
 	}
 	freeStrings = map[string]string{
 		"prefix": "any key prefix", "data-dir": "created", "results-dir": "created", "run-file": "created",

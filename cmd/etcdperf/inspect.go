@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/internal/inspect"
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/inspect"
 	"github.com/etcdperf/etcdperf/internal/units"
+	"github.com/etcdperf/etcdperf/report"
 )
 
 // inspectFlags are the options of `etcdperf inspect`.

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/inspect"
 	"github.com/etcdperf/etcdperf/internal/clustertest"
-	"github.com/etcdperf/etcdperf/internal/inspect"
 )
 
 func TestInspectBadInvocations(t *testing.T) {

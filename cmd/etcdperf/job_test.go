@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/report"
 )
 
 // planRunFile is a recorded plan run (plan --profile check-perf-s --slo p99=25ms

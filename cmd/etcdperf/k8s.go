@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/bench"
-	"github.com/etcdperf/etcdperf/internal/k8s"
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/internal/version"
+	"github.com/etcdperf/etcdperf/k8s"
+	"github.com/etcdperf/etcdperf/report"
 )
 
 // defaultImage is the etcdperf image the worker pods run unless --image says

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/k8s"
-	"github.com/etcdperf/etcdperf/internal/profiles"
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/k8s"
+	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/report"
 )
 
 func newK8sCanaryCmd(a *app) *cobra.Command {
@@ -54,6 +54,7 @@ func newK8sCanaryCmd(a *app) *cobra.Command {
 	f.StringVar(&c.Name, "name", "etcdperf-canary", "name of the Deployment, Service, ServiceMonitor and PrometheusRule")
 	f.StringVar(&c.Cluster, "cluster-name", "", "cluster label of the canary's series that its alerts select (default: --name)")
 	f.StringVar(&c.TLSSecret, "tls-secret", "", "Secret with the client's ca.crt, tls.crt and tls.key")
+	f.StringVar(&c.WebConfigSecret, "web-config-secret", "", "Secret with serve's web-config.yml (as --web.config.file) and the files it names (tls.crt, tls.key, ca.crt): the probes and the ServiceMonitor use https")
 	f.DurationVar(&c.P99, "p99", 0, "probe p99 response time the latency alert fires above (default 100ms, etcd's 'apply request took too long')")
 	f.StringSliceVar(&ruleLabels, "rule-label", nil, "key=value label for the ServiceMonitor and PrometheusRule (the operator's selectors, e.g. release=prometheus); repeatable")
 	return cmd

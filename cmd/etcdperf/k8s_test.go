@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/k8s"
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/k8s"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -142,7 +142,7 @@ func TestWorkersLocal(t *testing.T) {
 		t.Fatalf("merged run file diagnosis %+v, printed verdict %+v", mr.Diagnosis, sum.Verdict)
 	}
 	rep := runBin(t, nil, "report", merged)
-	if want := "— " + strings.ToUpper(sum.Verdict.Status); !strings.Contains(rep.stdout, want) || !strings.Contains(rep.stdout, "FINDINGS") {
+	if want := "— " + strings.ToUpper(string(sum.Verdict.Status)); !strings.Contains(rep.stdout, want) || !strings.Contains(rep.stdout, "FINDINGS") {
 		t.Errorf("report of the merged run: no %q or findings in:\n%s", want, rep.stdout)
 	}
 }

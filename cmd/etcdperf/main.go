@@ -5,8 +5,8 @@ package main
 import (
 	"os"
 
+	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/internal/cli"
-	"github.com/etcdperf/etcdperf/internal/cluster"
 )
 
 func main() {

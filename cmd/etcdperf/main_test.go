@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/cluster"
 )
 
 // binPath is the etcdperf binary built once for the end-to-end tests of this package.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/analyze"
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/results"
 )
 

@@ -8,9 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/etcdperf/etcdperf/finding"
 	"github.com/etcdperf/etcdperf/internal/cli"
-	"github.com/etcdperf/etcdperf/internal/plan"
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/plan"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -173,7 +174,7 @@ func stoppedExit(stderr io.Writer, stopped, finished error) error {
 // finish is the tail of the commands that judge: it writes the run file, prints
 // the output made with its path, and exits by the verdict's status. A run file
 // that could not be written is reported after the output.
-func (a *app) finish(run *results.Run, status string, output func(runFile string) (report.Output, error)) error {
+func (a *app) finish(run *results.Run, status finding.Status, output func(runFile string) (report.Output, error)) error {
 	path, werr := a.writeRun(run)
 	o, err := output(path)
 	if err != nil {

@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/bench"
-	"github.com/etcdperf/etcdperf/internal/hardware"
-	"github.com/etcdperf/etcdperf/internal/plan"
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/hardware"
+	"github.com/etcdperf/etcdperf/plan"
+	"github.com/etcdperf/etcdperf/report"
 )
 
 func (a *app) runDatascale(cmd *cobra.Command, pf *planFlags) error {

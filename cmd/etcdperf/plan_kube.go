@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/bench"
-	"github.com/etcdperf/etcdperf/internal/plan"
-	"github.com/etcdperf/etcdperf/internal/profiles"
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/plan"
+	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 

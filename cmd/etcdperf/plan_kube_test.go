@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/plan"
+	"github.com/etcdperf/etcdperf/plan"
 )
 
 // TestPlanKubernetesBadInput: a bad cluster or model is refused in one line

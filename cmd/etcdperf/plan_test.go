@@ -14,9 +14,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/internal/clustertest"
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -64,7 +64,7 @@ func TestPlanFindsKnee(t *testing.T) {
 	}
 	// analyze RUNFILE prints plan's verdict and exits by it.
 	// Its first line states the summary without the status it opens with.
-	if an := runBin(t, nil, "analyze", out.RunFile); an.code != r.code || !strings.Contains(an.stdout, strings.TrimPrefix(out.Verdict.Summary, out.Verdict.Status+": ")) {
+	if an := runBin(t, nil, "analyze", out.RunFile); an.code != r.code || !strings.Contains(an.stdout, strings.TrimPrefix(out.Verdict.Summary, string(out.Verdict.Status)+": ")) {
 		t.Errorf("analyze of the plan's run file: exit %d (plan's %d), lacks its verdict %q:\n%s", an.code, r.code, out.Verdict.Summary, an.stdout)
 	}
 	for _, f := range []string{"report.txt", "report.html", "plots/curve.png"} {

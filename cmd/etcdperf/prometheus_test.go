@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/internal/analyze"
 	"github.com/etcdperf/etcdperf/internal/cli"
-	"github.com/etcdperf/etcdperf/internal/cluster"
 	"github.com/etcdperf/etcdperf/internal/clustertest"
 	"github.com/etcdperf/etcdperf/internal/faults"
 	"github.com/etcdperf/etcdperf/internal/promtest"

@@ -8,12 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/etcdperf/etcdperf/internal/analyze"
-	"github.com/etcdperf/etcdperf/internal/hardware"
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/internal/measure"
-	"github.com/etcdperf/etcdperf/internal/profiles"
 	"github.com/etcdperf/etcdperf/internal/qualify"
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/internal/analyze"
 	"github.com/etcdperf/etcdperf/internal/chromiumtest"
-	"github.com/etcdperf/etcdperf/internal/report"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -22,7 +22,7 @@ import (
 // scrapes) and its diagnosis, kept in step by report's TestFixtureFiles.
 func fixture(t *testing.T, name string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "internal", "report", "testdata", name))
+	p, err := filepath.Abs(filepath.Join("..", "..", "report", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/etcdperf/etcdperf/internal/cli"
 	"github.com/etcdperf/etcdperf/internal/etcdctl"
 	"github.com/etcdperf/etcdperf/internal/flagcheck"
-	"github.com/etcdperf/etcdperf/internal/report"
 	"github.com/etcdperf/etcdperf/internal/version"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
 )
 

@@ -102,7 +102,7 @@ func TestRecordedRuns(t *testing.T) {
 			if g.Status != w.Status || g.Bottleneck != w.Bottleneck || strings.Join(g.Ranked, " ") != strings.Join(w.Ranked, " ") {
 				t.Errorf("analyze prints %s/%s %v; the run file stores %s/%s %v", g.Status, g.Bottleneck, g.Ranked, w.Status, w.Bottleneck, w.Ranked)
 			}
-			code := map[string]int{finding.StatusPass: ExitOK, finding.StatusFail: ExitFail, finding.StatusInvalid: ExitInvalid}[w.Status]
+			code := map[finding.Status]int{finding.StatusPass: ExitOK, finding.StatusFail: ExitFail, finding.StatusInvalid: ExitInvalid}[w.Status]
 			if r.code != code && !strings.Contains(path, "check") { // check's exit follows --compat when given
 				t.Errorf("analyze exits %d, the stored verdict %s", r.code, w.Status)
 			}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
@@ -15,10 +18,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/etcdperf/etcdperf/internal/check"
-	"github.com/etcdperf/etcdperf/internal/profiles"
-	"github.com/etcdperf/etcdperf/internal/report"
-	"github.com/etcdperf/etcdperf/internal/serve"
+	"github.com/etcdperf/etcdperf/report"
 	"github.com/etcdperf/etcdperf/results"
+	"github.com/etcdperf/etcdperf/serve"
 )
 
 // defaultServePrefix keeps the canary's keys apart from check's and bench's.
@@ -30,6 +32,7 @@ type serveFlags struct {
 	listen, prefix    string
 	instance, cluster string
 	webConfig         string
+	configFile        string
 	diskDir           string
 	keep, probes      int
 	p99               time.Duration
@@ -54,6 +57,7 @@ func newServeCmd(a *app) *cobra.Command {
 	f.StringVar(&sf.listen, "listen", serve.DefaultListen, "address of /metrics, /healthz and the status page (:9379 for every interface)")
 	f.StringVar(&sf.prefix, "prefix", defaultServePrefix, "key prefix of the canaries: each writes one key under <prefix><instance>/, bound to a lease, and sends no load while others' keys are there")
 	f.StringVar(&sf.webConfig, "web.config.file", "", "exporter-toolkit web config (TLS, client certificates, basic auth) for every path, as node_exporter's")
+	f.StringVar(&sf.configFile, "config.file", "", "modules of /probe?target=<endpoints>&module=<name> (YAML, as blackbox_exporter's): probe the clusters Prometheus names instead of --endpoints; reread on SIGHUP or POST /-/reload")
 	f.StringVar(&sf.cluster, "cluster-name", "", "cluster label of every etcdperf_ series, which the alert rules select (k8s canary sets it)")
 	f.StringVar(&sf.instance, "instance", "", "name of this canary under --prefix, the same across its restarts (default: the host name)")
 	f.StringVar(&sf.diskDir, "disk-dir", "", "a folder on a member's data disk on this host for the light fsync probe (default: the embedded etcd's data dir; none for --endpoints)")
@@ -63,28 +67,12 @@ func newServeCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// probeProfile is the profile of --load or --profile.
-func (sf *serveFlags) probeProfile(loadSet bool) (*profiles.Profile, error) {
-	if loadSet && sf.profile != "" {
-		return nil, errors.New("give --load or --profile, not both")
-	}
-	if sf.profile != "" {
-		e, err := profiles.Load(sf.profile)
-		return e.Profile, err
-	}
-	if sf.load == serve.LoadTiny {
-		return serve.TinyProfile()
-	}
-	name, err := check.LoadProfile(sf.load)
-	if err != nil {
-		return nil, errors.New(strings.Replace(err.Error(), "want s,", "want tiny, s,", 1))
-	}
-	e, err := profiles.Load(name)
-	return e.Profile, err
-}
-
 func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
-	p, err := sf.probeProfile(cmd.Flags().Changed("load"))
+	load := sf.load
+	if !cmd.Flags().Changed("load") && sf.profile != "" {
+		load = ""
+	}
+	p, err := serve.LoadProfile(load, sf.profile)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -93,6 +81,9 @@ func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
 		if sf.instance, err = os.Hostname(); err != nil {
 			return usageErr(fmt.Errorf("--instance: no host name to default to: %w", err))
 		}
+	}
+	if sf.configFile != "" {
+		return a.runServeTargets(cmd, sf)
 	}
 	prober := &serve.Prober{Profile: p, ID: serve.Identity{Prefix: sf.prefix, Instance: sf.instance},
 		LeaseTTL: 3 * sched.Next(1<<10), CommandTimeout: a.conn.CommandTimeout, DialTimeout: a.conn.DialTimeout,
@@ -148,4 +139,60 @@ func (a *app) runServe(cmd *cobra.Command, sf *serveFlags) error {
 	err = c.Run(ctx, l, prober.Probe)
 	// Revoking the lease deletes the canary's key, and only it.
 	return errors.Join(err, prober.Close(context.WithoutCancel(ctx)))
+}
+
+// runServeTargets is serve --config.file: /probe?target=…&module=… probes the
+// cluster Prometheus names, one probe a scrape, as blackbox_exporter does.
+func (a *app) runServeTargets(cmd *cobra.Command, sf *serveFlags) error {
+	if len(a.conn.Endpoints) > 0 {
+		return usageErr(errors.New("--config.file takes its clusters from /probe?target=<endpoints>: give no --endpoints"))
+	}
+	def := serve.Identity{Prefix: sf.prefix, Instance: sf.instance}
+	if err := def.Check(); err != nil {
+		return usageErr(err)
+	}
+	cfg, err := serve.LoadConfig(sf.configFile, def)
+	if err != nil {
+		return usageErr(fmt.Errorf("--config.file %s: %w", sf.configFile, err))
+	}
+	if err := web.Validate(sf.webConfig); err != nil {
+		return usageErr(fmt.Errorf("--web.config.file %s: %w", sf.webConfig, err))
+	}
+	l, err := net.Listen("tcp", sf.listen)
+	if err != nil {
+		return usageErr(err)
+	}
+	defer l.Close()
+	bi := buildInfo()
+	build := serve.BuildInfo{Version: bi.Version, Revision: bi.Commit, GoVersion: bi.Go}
+	targets := &serve.Targets{ConfigFile: sf.configFile, Default: def, Base: a.conn.Config, Build: build,
+		NewRun: func(t *target) *results.Run { return a.newRun(cmd, "serve", t) }}
+	if err := targets.Reload(cmd.Context()); err != nil { // the file as checked above, unless it just changed
+		return usageErr(err)
+	}
+	c := &serve.Canary{Exporter: serve.NewExporter(build, sf.cluster),
+		Page: &serve.Page{Target: "/probe targets"}, WebConfigFile: sf.webConfig, Targets: targets}
+	start := serve.Startup{Listen: l.Addr().String(), Modules: slices.Sorted(maps.Keys(cfg.Modules)), Prefix: def.Dir()}
+	if err := report.Print(a.stdout, a.output, start); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if err := targets.Reload(ctx); err != nil {
+					fmt.Fprintf(a.stderr, "etcdperf serve: reload: %v (the config in force stays)\n", err)
+				}
+			}
+		}
+	}()
+	err = c.Run(ctx, l, nil)
+	// Revoking the leases deletes the canary's keys, and only them.
+	return errors.Join(err, targets.Close(context.WithoutCancel(ctx)))
 }

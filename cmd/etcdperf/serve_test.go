@@ -189,3 +189,81 @@ func selfSignedPEM(t *testing.T) []byte {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
+
+// TestServeConfigFile runs the binary's multi-target form: a bad --config.file
+// (or one beside --endpoints) is exit 2 with one line; a good one serves
+// /probe of the cluster a scrape names, SIGHUP rereads the file (a module it
+// adds answers) and SIGTERM revokes the canary's lease: no key left.
+func TestServeConfigFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live run")
+	}
+	ep, cli := benchEtcd(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "canary.yml")
+	write := func(text string) {
+		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		text string
+		args []string
+		want string
+	}{
+		{"modules:\n  tiny:\n    lod: s\n", nil, "--config.file " + cfg + ": yaml: unmarshal errors: line 3: field lod not found"},
+		{"modules:\n  big:\n    load: xxl\n", nil, "module big: --load \"xxl\""},
+		{"modules:\n  tiny:\n", []string{"--endpoints", ep}, "give no --endpoints"},
+	} {
+		write(c.text)
+		r := runBin(t, nil, append([]string{"serve", "--config.file", cfg, "--listen", "127.0.0.1:0"}, c.args...)...)
+		if r.code != ExitError || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%q %v: exit %d, stderr %q; want 2 and one line with %q", c.text, c.args, r.code, r.stderr, c.want)
+		}
+	}
+	write("modules:\n  tiny:\n")
+	s := startBin(t, dir, "serve", "--config.file", cfg, "--listen", "127.0.0.1:0", "--instance", "multi", "-w", "json", "--results-dir", t.TempDir())
+	var start struct {
+		Listen  string   `json:"listen"`
+		Modules []string `json:"modules"`
+	}
+	s.waitFor(t, "the startup line", func() bool { return json.Unmarshal(s.stdout.Bytes(), &start) == nil })
+	probe := func(module string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+start.Listen+"/probe?module="+module+"&target="+ep, nil)
+		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "15")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, text := probe("tiny"); code != 200 || !strings.Contains(text, `etcdperf_probe_up{cluster="`+ep+`"} 1`) {
+		t.Errorf("/probe tiny: %d\n%.3000s", code, text)
+	}
+	if n := prefixKeys(t, cli, "/etcdperf/serve/multi/"); n != 1 {
+		t.Errorf("%d keys under the canary's directory after a probe, want 1", n)
+	}
+	if code, _ := probe("other"); code != 400 {
+		t.Errorf("/probe of a module not in the file: %d, want 400", code)
+	}
+	write("modules:\n  tiny:\n  other:\n")
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor(t, "module other after SIGHUP", func() bool { code, _ := probe("other"); return code == 200 })
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if !s.wait(45 * time.Second) {
+		t.Fatal("still running 45 s after SIGTERM")
+	}
+	if s.code != ExitOK {
+		t.Errorf("exit %d after SIGTERM, want 0: %s", s.code, s.stderr.String())
+	}
+	if n := prefixKeys(t, cli, "/etcdperf/"); n != 0 {
+		t.Errorf("%d keys left under /etcdperf/", n)
+	}
+	checkUntouched(t, cli)
+}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/etcdperf/etcdperf/internal/bench"
+	"github.com/etcdperf/etcdperf/bench"
 )
 
 // workerFlags let N copies of bench or check drive one load together (bench.Share).

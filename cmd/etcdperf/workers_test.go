@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/etcdperf/etcdperf/internal/bench"
+	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/internal/cli"
 )
 

@@ -1,10 +1,9 @@
-// Command fidelity prints make compare's fidelity table: lean against grpc
-// (clientv3's client), judged by a Mann-Whitney test on the per-run p50 and
-// p99, the gap with its confidence interval (see internal/fidelity).
+// Command fidelity prints make compare's fidelity tables: lean against grpc
+// (clientv3's client), judged by a Mann-Whitney test on the per-run values,
+// the gap with its confidence interval (see internal/fidelity).
 //
-//	fidelity < runs
-//
-// Each line of the input is "op transport pair p50ms p99ms".
+//	fidelity < runs          lines "op transport pair p50ms p99ms"
+//	fidelity counts < runs   lines "figure transport pair count"
 package main
 
 import (
@@ -15,9 +14,19 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 {
-		fmt.Fprintf(os.Stderr, "fidelity: unexpected argument %q (it reads the runs on stdin)\n", os.Args[1])
+	counts := len(os.Args) == 2 && os.Args[1] == "counts"
+	if len(os.Args) > 1 && !counts {
+		fmt.Fprintf(os.Stderr, "fidelity: unexpected argument %q (it reads the runs on stdin; the one argument it takes is counts)\n", os.Args[1])
 		os.Exit(2)
+	}
+	if counts {
+		cs, err := fidelity.ParseCounts(os.Stdin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fidelity:", err)
+			os.Exit(2)
+		}
+		fidelity.WriteCounts(os.Stdout, fidelity.JudgeCounts(cs))
+		return
 	}
 	runs, err := fidelity.Parse(os.Stdin)
 	if err != nil {

@@ -5,12 +5,13 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/k8s/image"
+	"github.com/etcdperf/etcdperf/k8s/image"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 func main() {
@@ -40,22 +41,10 @@ func run(bin, out string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".etcdperf-image-*")
+	err = results.WriteAtomic(out, 0o644, func(w io.Writer) error {
+		return image.WriteOCIArchive(w, img, c.Ref(), c.Info.Tag(), c.Created)
+	})
 	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := image.WriteOCIArchive(tmp, img, c.Ref(), c.Info.Tag(), c.Created); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
 		return err
 	}
 	digest, err := img.Digest()

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -39,39 +38,24 @@ func Write(path string, b *Bundle) (err error) {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".bundle-*.tmp")
+	err = results.WriteAtomic(path, 0o600, func(w io.Writer) error {
+		zw := gzip.NewWriter(w)
+		tw := tar.NewWriter(zw)
+		for _, file := range files {
+			hdr := &tar.Header{Name: file.name, Mode: 0o644, Size: int64(len(file.body)), ModTime: b.Manifest.CreatedAt, Typeflag: tar.TypeReg}
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			if _, err := tw.Write(file.body); err != nil {
+				return err
+			}
+		}
+		if err := tw.Close(); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
 	if err != nil {
-		return fmt.Errorf("write bundle: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	zw := gzip.NewWriter(f)
-	tw := tar.NewWriter(zw)
-	for _, file := range files {
-		hdr := &tar.Header{Name: file.name, Mode: 0o644, Size: int64(len(file.body)), ModTime: b.Manifest.CreatedAt, Typeflag: tar.TypeReg}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return fmt.Errorf("write bundle %s: %w", path, err)
-		}
-		if _, err := tw.Write(file.body); err != nil {
-			return fmt.Errorf("write bundle %s: %w", path, err)
-		}
-	}
-	for _, c := range []io.Closer{tw, zw} {
-		if err := c.Close(); err != nil {
-			return fmt.Errorf("write bundle %s: %w", path, err)
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("write bundle %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write bundle %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("write bundle %s: %w", path, err)
 	}
 	return nil

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/internal/analyze"
 )
 
 // srcMembers is where the members rule's threshold comes from.
@@ -39,7 +39,7 @@ func Rules(d Data) []analyze.Rule {
 			Threshold: "ok all; warn a WAL ends in a torn record or conflicts past a commit index; fail a part unreadable, a CRC mismatch, or a conflict both members committed",
 			Source:    srcDataDirs,
 			Advice:    "Restore from the data dir the bundle names (etcdutl snapshot restore of its member/snap/db with --skip-hash-check, or --force-new-cluster on it); keep copies of every data dir first.",
-			Eval:      func(*analyze.Input, analyze.Limits) analyze.Check { return dataDirsCheck(d.Offline) },
+			Eval:      func(*analyze.Input, analyze.Limits) analyze.Observation { return dataDirsCheck(d.Offline) },
 		}}
 	}
 	rules := append([]analyze.Rule(nil), analyze.Rules...)
@@ -50,13 +50,13 @@ func Rules(d Data) []analyze.Rule {
 		Class: finding.ClassHealth, Signal: "members answering their Status call (bundle)",
 		Threshold: "ok all; fail a member does not answer", Source: srcMembers,
 		Advice: "A member did not answer: its log says why (a stopped process, a full disk: 'no space left on device', an OOM kill in the kernel log). Until it is back or replaced the cluster tolerates one failure fewer.",
-		Eval:   func(*analyze.Input, analyze.Limits) analyze.Check { return membersCheck(d) },
+		Eval:   func(*analyze.Input, analyze.Limits) analyze.Observation { return membersCheck(d) },
 	})
 }
 
 // membersCheck grades the members that did not answer, and says whether those
 // that did still make a quorum of the voting members.
-func membersCheck(d Data) analyze.Check {
+func membersCheck(d Data) analyze.Observation {
 	var down []string
 	voters, up := 0, 0
 	for _, m := range d.Members {
@@ -76,18 +76,18 @@ func membersCheck(d Data) analyze.Check {
 		down = append(down, name+": "+m.Error)
 	}
 	if len(down) == 0 {
-		return analyze.Check{Severity: finding.OK, Observed: fmt.Sprintf("all %d members answered", len(d.Members))}
+		return analyze.Observation{Severity: finding.OK, Observed: fmt.Sprintf("all %d members answered", len(d.Members))}
 	}
 	quorum := "a quorum answered"
 	if up <= voters/2 {
 		quorum = "no quorum answered: the cluster cannot serve writes or linearizable reads"
 	}
-	return analyze.Check{Severity: finding.Fail,
+	return analyze.Observation{Severity: finding.Fail,
 		Observed: fmt.Sprintf("%d of %d members did not answer (%s; %s)", len(down), len(d.Members), strings.Join(down, "; "), quorum)}
 }
 
 // dataDirsCheck grades what could be read of the data dirs.
-func dataDirsCheck(o *Offline) analyze.Check {
+func dataDirsCheck(o *Offline) analyze.Observation {
 	sev := finding.OK
 	var said []string
 	for _, d := range o.Dirs {
@@ -117,7 +117,7 @@ func dataDirsCheck(o *Offline) analyze.Check {
 		said = append(said, strings.Join(g.Dirs, " and ")+": "+g.Note)
 	}
 	if len(said) == 0 {
-		return analyze.Check{Severity: finding.OK, Observed: fmt.Sprintf("%d data dir(s) read whole; WALs agree where they overlap", len(o.Dirs))}
+		return analyze.Observation{Severity: finding.OK, Observed: fmt.Sprintf("%d data dir(s) read whole; WALs agree where they overlap", len(o.Dirs))}
 	}
-	return analyze.Check{Severity: sev, Observed: strings.Join(said, "; ")}
+	return analyze.Observation{Severity: sev, Observed: strings.Join(said, "; ")}
 }

@@ -14,8 +14,8 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/analyze"
-	"github.com/etcdperf/etcdperf/internal/hardware"
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/internal/measure"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -273,7 +273,7 @@ func targetMembers(ms []MemberStatus) []results.Member {
 	for i := range ms {
 		m := &ms[i]
 		rm := results.Member{ID: m.ID, Name: m.Name, ClientURLs: m.ClientURLs, PeerURLs: m.PeerURLs, IsLeader: m.IsLeader, IsLearner: m.IsLearner}
-		if m.Up() && hardware.AllLoopback(m.ClientURLs) && hardware.ReadMember(nil, &rm, 0) == nil {
+		if m.Up() && hardware.AllLoopback(m.ClientURLs) && hardware.ReadMember("", &rm, 0) == nil {
 			m.Local, m.DataDir = true, rm.DataDir
 		}
 		out = append(out, rm)

@@ -12,7 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"go.etcd.io/etcd/server/v3/storage/schema"
 
-	"github.com/etcdperf/etcdperf/internal/inspect"
+	"github.com/etcdperf/etcdperf/inspect"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -131,7 +131,7 @@ func readDataDir(path string) (DataDir, error) {
 
 // ReadDB reads a member's db read-only: buckets, consistent index and term
 // (bbolt), and the revisions, key counts and in-use size as inspect reads a
-// snapshot (internal/inspect; its key names are not kept).
+// snapshot (inspect; its key names are not kept).
 func ReadDB(path string) (*DB, error) {
 	r, err := inspect.ReadSnapshot(path, inspect.Options{Depth: 1, Top: 1})
 	if err != nil {

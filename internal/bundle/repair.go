@@ -8,8 +8,8 @@ import (
 
 	"go.etcd.io/etcd/server/v3/storage"
 
-	"github.com/etcdperf/etcdperf/internal/analyze"
-	"github.com/etcdperf/etcdperf/internal/inspect"
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/inspect"
 	"github.com/etcdperf/etcdperf/internal/metrics"
 	"github.com/etcdperf/etcdperf/results"
 )

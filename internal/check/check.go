@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/internal/analyze"
 	"github.com/etcdperf/etcdperf/internal/units"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -30,14 +30,14 @@ const (
 
 // CompatVerdict is etcdctl check perf's verdict on a run.
 type CompatVerdict struct {
-	Status        string   `json:"status"` // pass | fail
-	Errors        int64    `json:"errors"`
-	ThroughputRPS float64  `json:"throughput_rps"`
-	TargetRPS     float64  `json:"target_rps"`
-	SlowestMs     float64  `json:"slowest_ms"`
-	StddevMs      float64  `json:"stddev_ms"`
-	Failures      []string `json:"failures,omitempty"`
-	Rule          string   `json:"rule"`
+	Status        finding.Status `json:"status"` // pass | fail
+	Errors        int64          `json:"errors"`
+	ThroughputRPS float64        `json:"throughput_rps"`
+	TargetRPS     float64        `json:"target_rps"`
+	SlowestMs     float64        `json:"slowest_ms"`
+	StddevMs      float64        `json:"stddev_ms"`
+	Failures      []string       `json:"failures,omitempty"`
+	Rule          string         `json:"rule"`
 }
 
 // Compat applies etcdctl's rule to the paced ops of run (watch events are
@@ -112,7 +112,7 @@ func Default(run *results.Run, rep analyze.Result, p99 time.Duration, p99Source 
 			p99Source+"; response time counts from the intended start (open loop)", true, false))
 	}
 	crit = append(crit,
-		finding.Criterion{Name: "errors", Observed: strconv.FormatInt(errs, 10), Threshold: "0", Source: "etcdctl check perf (any error fails)", Pass: errs == 0},
+		finding.Criterion{Name: "errors", Observed: strconv.FormatInt(errs, 10), Threshold: "0", Source: "etcdctl check perf (any error fails)", Status: finding.PassIf(errs == 0)},
 		finding.Higher("achieved rate", fmt.Sprintf("%.1f req/s of %g (%.0f%%)", got, want, 100*safeDiv(got, want)), got,
 			fmt.Sprintf("≥ %.0f%% of target", 100*results.ValidRateFraction), results.ValidRateFraction*want,
 			"etcdperf measurement rules (docs/measurement.md: under 95% of the target rate a run is invalid)", want > 0),
@@ -120,7 +120,7 @@ func Default(run *results.Run, rep analyze.Result, p99 time.Duration, p99Source 
 	v := finding.Verdict{Status: finding.StatusPass, Bottleneck: finding.BottleneckNone}
 	var failed []string
 	for _, c := range crit {
-		if !c.Pass {
+		if !c.Passed() {
 			failed = append(failed, fmt.Sprintf("%s %s (want %s)", c.Name, c.Observed, c.Threshold))
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/internal/analyze"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -72,7 +72,7 @@ func TestCompatRule(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		ops  []results.Op
-		want string
+		want finding.Status
 		says string
 	}{
 		{"all good", []results.Op{putOp(t, 150, 150, 0, 2, 3, 5)}, "pass", ""},
@@ -111,7 +111,7 @@ func TestDefaultVerdict(t *testing.T) {
 		name       string
 		run        *results.Run
 		findings   []finding.Finding
-		status     string
+		status     finding.Status
 		bottleneck string
 		says       string
 	}{

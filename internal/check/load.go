@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/profiles"
+	"github.com/etcdperf/etcdperf/profiles"
 )
 
 // loads maps etcdctl check perf's --load values (and its aliases, from etcd

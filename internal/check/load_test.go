@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/profiles"
+	"github.com/etcdperf/etcdperf/profiles"
 )
 
 func TestLoadProfile(t *testing.T) {

@@ -2,7 +2,8 @@ package check
 
 import (
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/internal/profiles"
+	"github.com/etcdperf/etcdperf/profiles"
+	"github.com/etcdperf/etcdperf/results"
 )
 
 // Result is check's conclusion on its run, as the run file keeps it (section
@@ -25,8 +26,10 @@ type Result struct {
 // SectionName is the result's key in the run file's sections.
 func (Result) SectionName() string { return "check" }
 
+var _ = results.RegisterSection(Result{})
+
 // Status is the verdict the exit code follows.
-func (r Result) Status() string {
+func (r Result) Status() finding.Status {
 	if r.ExitFollows == "compat" {
 		return r.Compat.Status
 	}

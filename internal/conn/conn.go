@@ -24,7 +24,7 @@ import (
 	"golang.org/x/term"
 	"google.golang.org/grpc"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/internal/etcdctl"
 	"github.com/etcdperf/etcdperf/internal/measure"
 	"github.com/etcdperf/etcdperf/results"

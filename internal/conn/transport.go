@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/etcdperf/etcdperf/internal/bench"
+	"github.com/etcdperf/etcdperf/bench"
 	"github.com/etcdperf/etcdperf/internal/leanrpc"
 )
 

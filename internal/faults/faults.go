@@ -6,7 +6,6 @@
 package faults
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -329,21 +329,17 @@ func homeCgroup(mount, controller string) string {
 // ownCgroup is this process's cgroup path for a v1 controller, or for the v2
 // hierarchy with controller "", from /proc/self/cgroup.
 func ownCgroup(controller string) (string, bool) {
-	f, err := os.Open("/proc/self/cgroup")
+	p, err := procfs.Self()
 	if err != nil {
 		return "", false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		for _, c := range strings.Split(parts[1], ",") {
-			if c == controller {
-				return parts[2], true
-			}
+	groups, err := p.Cgroups()
+	if err != nil {
+		return "", false
+	}
+	for _, g := range groups {
+		if slices.Contains(g.Controllers, controller) || controller == "" && len(g.Controllers) == 0 {
+			return g.Path, true
 		}
 	}
 	return "", false

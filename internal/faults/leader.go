@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,29 +14,9 @@ import (
 // own API (what `etcdctl move-leader` calls): a leader change at a known time, the
 // members all healthy. It returns at once; cleanup waits for the move, and the
 // test fails if it did not happen.
-func MoveLeader(t testing.TB, endpoints []string, after time.Duration) {
+func MoveLeader(t testing.TB, endpoints []string, delay time.Duration) {
 	t.Helper()
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	var err error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-time.After(after):
-		case <-stop:
-			err = fmt.Errorf("the test ended before the leader was moved (%s in)", after)
-			return
-		}
-		err = moveLeader(endpoints)
-	}()
-	t.Cleanup(func() {
-		close(stop)
-		wg.Wait()
-		if err != nil {
-			t.Errorf("move leader: %v", err)
-		}
-	})
+	after(t, delay, "leader move", func() error { return moveLeader(endpoints) })
 }
 
 // moveLeader asks the leader to transfer leadership to the first follower.

@@ -28,28 +28,39 @@ type Run struct {
 // Parse reads lines "op transport pair p50ms p99ms".
 func Parse(r io.Reader) ([]Run, error) {
 	var runs []Run
+	err := scanLines(r, "op transport pair p50 p99", func(name, transport string, pair int, v []float64) {
+		runs = append(runs, Run{Op: name, Transport: transport, Pair: pair, P50: v[0], P99: v[1]})
+	})
+	return runs, err
+}
+
+// scanLines reads the lines "name transport pair v..." that make compare's
+// scripts write, with as many values as want names after the pair, and hands
+// each to add.
+func scanLines(r io.Reader, want string, add func(name, transport string, pair int, v []float64)) error {
+	n := len(strings.Fields(want))
 	sc := bufio.NewScanner(r)
 	for line := 1; sc.Scan(); line++ {
 		f := strings.Fields(sc.Text())
 		if len(f) == 0 {
 			continue
 		}
-		if len(f) != 5 {
-			return nil, fmt.Errorf("line %d: %d fields, want op transport pair p50 p99", line, len(f))
+		if len(f) != n {
+			return fmt.Errorf("line %d: %d fields, want %s", line, len(f), want)
 		}
 		pair, err := strconv.Atoi(f[2])
 		if err != nil {
-			return nil, fmt.Errorf("line %d: pair: %w", line, err)
+			return fmt.Errorf("line %d: pair: %w", line, err)
 		}
-		var q [2]float64
+		v := make([]float64, n-3)
 		for i, s := range f[3:] {
-			if q[i], err = strconv.ParseFloat(s, 64); err != nil {
-				return nil, fmt.Errorf("line %d: %w", line, err)
+			if v[i], err = strconv.ParseFloat(s, 64); err != nil {
+				return fmt.Errorf("line %d: %w", line, err)
 			}
 		}
-		runs = append(runs, Run{Op: f[0], Transport: f[1], Pair: pair, P50: q[0], P99: q[1]})
+		add(f[0], f[1], pair, v)
 	}
-	return runs, sc.Err()
+	return sc.Err()
 }
 
 // Row is the verdict on one op's percentile.
@@ -116,17 +127,23 @@ func Judge(runs []Run) []Row {
 func Write(w io.Writer, rows []Row) {
 	fmt.Fprintf(w, "%-6s %-4s %9s %9s %9s %-20s %7s %6s %6s  %s\n", "op", "", "lean ms", "grpc ms", "lean-grpc", "interval", "level", "p", "lower", "verdict")
 	for _, r := range rows {
-		verdict := "no difference found"
-		switch {
-		case !r.Known:
-			verdict = "too few pairs to tell"
-		case r.Differs:
-			verdict = "DIFFERS"
-		}
+		verdict := verdictWord(r.Known, r.Differs)
 		fmt.Fprintf(w, "%-6s %-4s %9.3f %9.3f %+8.1f%% %-20s %6.1f%% %6.3f %3d/%-2d  %s\n", r.Op, r.Quantile, r.Lean, r.GRPC,
 			100*r.Gap, fmt.Sprintf("[%+.1f%%, %+.1f%%]", 100*r.Lo, 100*r.Hi), 100*r.Level, r.P, r.Lower, r.Pairs, verdict)
 	}
 	fmt.Fprintf(w, "lean-grpc: the Hodges-Lehmann shift of lean's per-run values from grpc's, over grpc's median; interval: its distribution-free\n"+
 		"confidence interval (Moses), at the level shown; p: two-sided Mann-Whitney on the per-run values; lower: pairs in which lean\n"+
 		"was lower; DIFFERS when p < %.2f\n", Alpha)
+}
+
+// verdictWord is a table row's verdict: DIFFERS where the test found a
+// difference, "too few pairs to tell" where it could not reach its level.
+func verdictWord(known, differs bool) string {
+	switch {
+	case !known:
+		return "too few pairs to tell"
+	case differs:
+		return "DIFFERS"
+	}
+	return "no difference found"
 }

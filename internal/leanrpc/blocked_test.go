@@ -184,7 +184,7 @@ func TestControlQueueNotBehindWrite(t *testing.T) {
 	<-w.entered
 	queued := make(chan struct{})
 	go func() {
-		tr.queue(http2.FramePing, http2.FlagPingAck, 0, make([]byte, 8), true)
+		tr.queuePing(true, [8]byte{})
 		close(queued)
 	}()
 	select {

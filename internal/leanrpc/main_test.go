@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/cluster"
 )
 
 func TestMain(m *testing.M) {

@@ -3,10 +3,9 @@ package leanrpc
 import (
 	"context"
 	"encoding/binary"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/net/http2"
 )
 
 // Paced PINGs measure the round trip of every load connection through a run,
@@ -55,8 +54,10 @@ func (p *pingState) acked(data [8]byte, now time.Duration) {
 	p.rtt.Store(max(int64(now)-sent, 1))
 }
 
-// Ping sends a PING on every endpoint's connection every interval, one at a
-// time per connection and only after a response since the last one's answer
+// Ping sends a PING on every endpoint's connection every interval on average,
+// each gap drawn between half and one and a half intervals: a fixed period
+// locks to the phase of a periodic event (a hold every second, a flush, a GC
+// cycle) and samples it at one point only. One at a time per connection and only after a response since the last one's answer
 // (see pingState), until ctx ends. record gets, from one goroutine, each
 // answer's round trip with the endpoint's index (as InvokeAt names it), and,
 // with answered false, how long a PING had waited when its connection was
@@ -67,7 +68,7 @@ func (c *Conn) Ping(ctx context.Context, interval time.Duration, record func(end
 		sent time.Time
 	}
 	out := make([]outstanding, len(c.eps))
-	tick := time.NewTicker(interval)
+	tick := time.NewTimer(jittered(interval))
 	defer tick.Stop()
 	// collect records endpoint i's outstanding PING once answered, or as
 	// unanswered when its connection is no longer cur or the pinging ends.
@@ -92,6 +93,7 @@ func (c *Conn) Ping(ctx context.Context, interval time.Duration, record func(end
 			}
 			return
 		case <-tick.C:
+			tick.Reset(jittered(interval))
 		}
 		for i, ep := range c.eps {
 			t := ep.cur.Load()
@@ -103,8 +105,13 @@ func (c *Conn) Ping(ctx context.Context, interval time.Duration, record func(end
 			sent := max(int64(time.Since(t.born)), 1)
 			binary.BigEndian.PutUint64(data[:], uint64(sent))
 			t.pings.sent.Store(sent)
-			t.queue(http2.FramePing, 0, 0, data[:], false)
+			t.queuePing(false, data)
 			out[i] = outstanding{t: t, sent: time.Now()}
 		}
 	}
+}
+
+// jittered is a gap drawn evenly from [d/2, 3d/2): d on average.
+func jittered(d time.Duration) time.Duration {
+	return d/2 + time.Duration(rand.Int64N(int64(max(d, 1))))
 }

@@ -10,9 +10,8 @@ import (
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
-	"golang.org/x/net/http2"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/internal/clustertest"
 )
 
@@ -33,7 +32,7 @@ func TestPingNoGoAway(t *testing.T) {
 	c := dial(t, addr)
 	first := c.eps[0].cur.Load()
 	for range 10 {
-		first.queue(http2.FramePing, 0, 0, make([]byte, 8), false)
+		first.queuePing(false, [8]byte{})
 		time.Sleep(10 * time.Millisecond)
 	}
 	if !replaced(c, first, 10*time.Second) {

@@ -1,7 +1,6 @@
 package leanrpc
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -97,7 +96,7 @@ func (t *transport) dispatch(f http2.Frame) error {
 		}
 	case *http2.PingFrame:
 		if !f.IsAck() {
-			t.queue(http2.FramePing, http2.FlagPingAck, 0, f.Data[:], true)
+			t.queuePing(true, f.Data)
 		} else {
 			t.pings.acked(f.Data, time.Since(t.born))
 		}
@@ -159,10 +158,7 @@ func (t *transport) goAway(code http2.ErrCode) {
 		return
 	}
 	if t.werr == nil {
-		t.writeFrameHeader(8, http2.FrameGoAway, 0, 0)
-		var b [8]byte // last stream 0
-		binary.BigEndian.PutUint32(b[4:], uint32(code))
-		t.bw.Write(b[:])
+		_ = t.wfr.WriteGoAway(0, code, nil)
 		_ = t.conn.SetWriteDeadline(time.Now().Add(time.Second))
 		t.werr = t.bw.Flush()
 	}
@@ -295,15 +291,14 @@ func (t *transport) applySettings(f *http2.SettingsFrame) error {
 		if hasTable {
 			t.henc.SetMaxDynamicTableSizeLimit(table)
 		}
-		t.writeFrameHeader(0, http2.FrameSettings, http2.FlagSettingsAck, 0)
-		return nil
+		return t.wfr.WriteSettingsAck()
 	}
 	if hasTable {
 		t.cmu.Lock()
 		t.ctable, t.ctableOK = table, true
 		t.cmu.Unlock()
 	}
-	t.queue(http2.FrameSettings, http2.FlagSettingsAck, 0, nil, true)
+	t.queueSettingsAck()
 	return nil
 }
 

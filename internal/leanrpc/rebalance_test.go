@@ -14,7 +14,7 @@ import (
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/internal/clustertest"
 )
 

@@ -18,10 +18,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/connectivity"
 
-	"github.com/etcdperf/etcdperf/internal/analyze"
-	"github.com/etcdperf/etcdperf/internal/bench"
-	"github.com/etcdperf/etcdperf/internal/cluster"
-	"github.com/etcdperf/etcdperf/internal/hardware"
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/bench"
+	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -84,7 +84,7 @@ func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Work
 		// Kept in the run, so that an analysis of the file judges by them too.
 		run.Network = RoundTrips(ctx, t)
 		if run.Network != nil {
-			run.Network.Endpoints = EndpointRounds(ctx, t, cfg.Prefix+"etcdperf-read-round")
+			run.Network.Endpoints = EndpointRounds(ctx, t, cfg.Prefix+readRoundKey)
 		}
 	}
 	// The "before" scrape is taken where the measured window starts (after the
@@ -97,11 +97,13 @@ func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Work
 	var probes *diskProbes
 	var waits cpuWaits
 	var rtts *pings
+	var reads *rounds
 	cfg.WindowStart = func() {
 		rtts = startPings(ctx, mc.Pingers)
+		reads = startRounds(ctx, t, cfg.Prefix+readRoundKey)
 		scraper.Before(ctx)
 		scraper.Start(ctx)
-		psi = hardware.StartCPUPressure(os.DirFS("/"))
+		psi = hardware.StartCPUPressure("")
 		waits = startCPUWaits(run.Target.Members)
 		if !mc.NoDiskProbe {
 			probes = startDiskProbes(ctx, run.Target.Members)
@@ -111,6 +113,7 @@ func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Work
 	// Also after Ctrl-C: the "after" scrape brackets what was measured.
 	after := func() {
 		rtts.stop()
+		reads.stop()
 		disks, _ := probes.stop()
 		run.Disk = append(run.Disk, disks...)
 		if share, ok := psi.Share(); ok {
@@ -118,6 +121,9 @@ func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Work
 		}
 		if busy, ok := psi.Busy(); ok {
 			run.HostCPUBusy = &busy
+		}
+		if top, ok := psi.Busiest(); ok {
+			run.HostCPUBusiest = &top
 		}
 		waits.stop(run)
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -137,8 +143,12 @@ func Measure(ctx context.Context, t *ClusterConn, cfg bench.Config, w bench.Work
 	m.Err = bench.Run(ctx, cfg, w, run)
 	if began && !ended {
 		rtts.stop()
+		reads.stop()
 	}
 	if err := rtts.fill(run); err != nil && m.Err == nil {
+		m.Err = err
+	}
+	if err := reads.fill(run); err != nil && m.Err == nil {
 		m.Err = err
 	}
 	// Host facts do not change with the load: read after it, they add nothing to
@@ -277,7 +287,7 @@ func ReadMemberLimits(t *ClusterConn, run *results.Run) {
 		} else if !hardware.AllLoopback(m.ClientURLs) {
 			continue // on another host: its port here may be anyone's
 		}
-		_ = hardware.ReadMember(nil, m, pid)
+		_ = hardware.ReadMember("", m, pid)
 	}
 }
 
@@ -290,7 +300,7 @@ type cpuWaits map[int]time.Duration
 func startCPUWaits(members []results.Member) cpuWaits {
 	w := cpuWaits{}
 	for _, pid := range append([]int{os.Getpid()}, pids(members)...) {
-		if d, err := hardware.RunQueueWait(nil, pid); err == nil {
+		if d, err := hardware.RunQueueWait("", pid); err == nil {
 			w[pid] = d
 		}
 	}
@@ -304,7 +314,7 @@ func (w cpuWaits) stop(run *results.Run) {
 		if !ok {
 			return 0, false
 		}
-		d, err := hardware.RunQueueWait(nil, pid)
+		d, err := hardware.RunQueueWait("", pid)
 		if err != nil || d < start {
 			return 0, false
 		}

@@ -8,10 +8,10 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/analyze"
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/cluster"
 	"github.com/etcdperf/etcdperf/internal/clustertest"
-	"github.com/etcdperf/etcdperf/internal/profiles"
+	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -91,5 +91,35 @@ func TestReadMemberLimitsRemote(t *testing.T) {
 	ReadMemberLimits(&ClusterConn{}, run)
 	if m := run.Target.Members[0]; m.Pid != 0 {
 		t.Errorf("remote member read: %+v", m)
+	}
+}
+
+// TestReadRounds pairs reads on every endpoint of a real 3-member cluster for a
+// second: each endpoint gets its own histogram of rounds, 10 a second on
+// average, none of them near a second on a healthy loopback.
+func TestReadRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 3 etcd members")
+	}
+	c := clustertest.Start(t, cluster.Config{Members: 3})
+	cli := clustertest.Client(t, c)
+	tg := &ClusterConn{Client: cli, Info: results.ClusterInfo{Endpoints: c.Endpoints()}}
+	r := startRounds(context.Background(), tg, "/etcdperf/measure-test/"+readRoundKey)
+	time.Sleep(time.Second)
+	r.stop()
+	run := &results.Run{}
+	if err := r.fill(run); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.EndpointLoads) != 3 {
+		t.Fatalf("endpoint loads %+v, want one per endpoint", run.EndpointLoads)
+	}
+	for _, e := range run.EndpointLoads {
+		if e.ReadRounds < 4 || e.ReadRounds > 20 || e.ReadRoundMs == nil || e.ReadRoundMs.Max > 500 || e.ReadRoundHist == "" {
+			t.Errorf("%s: %d rounds (%d unanswered), %+v; want about 10 under 500 ms", e.Endpoint, e.ReadRounds, e.ReadRoundsUnanswered, e.ReadRoundMs)
+		}
+	}
+	if one := startRounds(context.Background(), &ClusterConn{Client: cli, Info: results.ClusterInfo{Endpoints: c.Endpoints()[:1]}}, readRoundKey); one != nil {
+		t.Error("rounds on one endpoint: there is no round between members to time")
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/etcdperf/etcdperf/results"
 )
 
-// PingEvery is how often each endpoint is PINGed over the run's load
+// PingEvery is how often, on average (the gaps are jittered), each endpoint is PINGed over the run's load
 // connections together: 10 a second, a 17-byte frame each way (a 9-byte
 // header and the 8-byte payload), 340 B/s per endpoint, and no work in etcd
 // (gRPC-go's transport answers it). The PINGs never draw a GOAWAY

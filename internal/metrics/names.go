@@ -81,6 +81,9 @@ const (
 // handling-time histogram needs --metrics=extensive).
 const (
 	GRPCMsgReceived = "grpc_server_msg_received_total" // label grpc_method
+	// GRPCHandling is the time from a request's arrival to its reply on the
+	// member that received it (label grpc_method); --metrics=extensive only.
+	GRPCHandling = "grpc_server_handling_seconds"
 )
 
 // Process collector.

@@ -29,6 +29,10 @@ type Options struct {
 	// Jobs are more plain-HTTP targets by job name (e.g. "node": a node_exporter),
 	// scraped at the same interval.
 	Jobs map[string]string
+	// ScrapeConfigs are more scrape_configs entries, as YAML list items
+	// indented by two spaces ("  - job_name: …"), for what static targets
+	// cannot say (a /probe with params and relabel_configs).
+	ScrapeConfigs string
 	// RuleFiles are rule files it loads and evaluates every second.
 	RuleFiles []string
 	// WebConfig is the text of its --web.config.file (basic_auth_users,
@@ -61,6 +65,7 @@ func Start(t testing.TB, o Options) string {
 	for _, job := range slices.Sorted(maps.Keys(o.Jobs)) {
 		conf += fmt.Sprintf("  - job_name: %s\n    static_configs:\n      - targets: ['%s']\n", job, o.Jobs[job])
 	}
+	conf += o.ScrapeConfigs
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/etcdperf/etcdperf/internal/diskprobe"
+	"github.com/etcdperf/etcdperf/diskprobe"
 	"github.com/etcdperf/etcdperf/results"
 )
 

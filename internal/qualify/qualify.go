@@ -5,16 +5,17 @@
 package qualify
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/etcdperf/etcdperf/analyze"
+	"github.com/etcdperf/etcdperf/diskprobe"
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/internal/analyze"
-	"github.com/etcdperf/etcdperf/internal/diskprobe"
-	"github.com/etcdperf/etcdperf/internal/hardware"
-	"github.com/etcdperf/etcdperf/internal/profiles"
+	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/internal/units"
+	"github.com/etcdperf/etcdperf/profiles"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -98,7 +99,7 @@ func LoadCriteria(run *results.Run, rep analyze.Result, t hardware.Tier, p99 tim
 		}
 	}
 	diag := finding.Criterion{Name: "diagnosis", Observed: "no signal graded fail", Threshold: "no signal graded fail",
-		Source: "etcdperf analyzer (rules cite their sources)", Pass: len(fails) == 0}
+		Source: "etcdperf analyzer (rules cite their sources)", Status: finding.PassIf(len(fails) == 0)}
 	if len(fails) > 0 {
 		diag.Observed = "fail: " + strings.Join(fails, ", ")
 	}
@@ -117,7 +118,26 @@ type TierResult struct {
 	Criteria []finding.Criterion `json:"criteria"`
 	// LoadRun says whether the tier's load was run; the load rows are absent otherwise.
 	LoadRun bool `json:"load_run"`
-	Pass    bool `json:"pass"`
+	// Status is pass when every criterion passed, else fail.
+	Status finding.Status `json:"status"`
+}
+
+// UnmarshalJSON reads a tier's result, also as run files of version 2 wrote
+// it: a boolean pass.
+func (t *TierResult) UnmarshalJSON(b []byte) error {
+	type plain TierResult
+	var v struct {
+		plain
+		Pass *bool `json:"pass"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*t = TierResult(v.plain)
+	if t.Status == "" && v.Pass != nil {
+		t.Status = finding.PassIf(*v.Pass)
+	}
+	return nil
 }
 
 // Result is the qualification: the verdict, the findings of the last load run,
@@ -171,9 +191,9 @@ func Run(asked string, host *results.Host, disk results.DiskResult, p99 time.Dur
 			tr.LoadRun = true
 			tr.Criteria = append(tr.Criteria, LoadCriteria(run, rep, tier, p99)...)
 		}
-		tr.Pass = finding.AllPass(tr.Criteria)
+		tr.Status = finding.PassIf(finding.AllPass(tr.Criteria))
 		out.Tiers = append(out.Tiers, tr)
-		if tr.Pass {
+		if tr.Status == finding.StatusPass {
 			out.QualifiedTier = tier.Name
 			break
 		}
@@ -197,7 +217,7 @@ func (q *Result) finish(asked string, last analyze.Result) {
 	top := q.Tiers[0]
 	var short []string
 	for _, c := range top.Criteria {
-		if !c.Pass {
+		if !c.Passed() {
 			short = append(short, fmt.Sprintf("%s %s (needs %s)", c.Name, c.Observed, c.Threshold))
 			if q.Verdict.Bottleneck == finding.BottleneckNone {
 				q.Verdict.Bottleneck = criterionClass(c.Name, last)
@@ -244,3 +264,5 @@ type Record struct {
 
 // SectionName is the record's key in the run file's sections.
 func (Record) SectionName() string { return "qualify" }
+
+var _ = results.RegisterSection(Record{})

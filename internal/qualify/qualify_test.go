@@ -1,14 +1,15 @@
 package qualify
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/internal/analyze"
-	"github.com/etcdperf/etcdperf/internal/hardware"
+	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/results"
 )
 
@@ -64,7 +65,7 @@ func TestRunAskedTierFails(t *testing.T) {
 		}
 	}
 	c := res.Tiers[0].Criteria
-	if c[0].Margin == nil || *c[0].Margin != 0.5 || c[0].Pass {
+	if c[0].Margin == nil || *c[0].Margin != 0.5 || c[0].Status != finding.StatusFail {
 		t.Errorf("CPU criterion %+v: want margin 50%% past the threshold", c[0])
 	}
 }
@@ -92,8 +93,26 @@ func TestTierLoad(t *testing.T) {
 
 func TestStaticUnknownNeverPasses(t *testing.T) {
 	for _, c := range Static(&results.Host{}, results.DiskResult{}, hardware.Tiers[0]) {
-		if c.Pass || c.Margin != nil {
+		if c.Status != finding.StatusInvalid || c.Margin != nil {
 			t.Errorf("unmeasured %s: %+v", c.Name, c)
+		}
+	}
+}
+
+// TestTierResultJSON: a tier is written with its status and read back from
+// either form, a version 2 run file's boolean pass included.
+func TestTierResultJSON(t *testing.T) {
+	for in, want := range map[string]finding.Status{
+		`{"tier":"small","criteria":null,"load_run":true,"status":"fail"}`:                     finding.StatusFail,
+		`{"tier":"small","criteria":[{"name":"CPU","pass":true}],"load_run":true,"pass":true}`: finding.StatusPass,
+		`{"tier":"small","criteria":null,"load_run":false,"pass":false}`:                       finding.StatusFail,
+	} {
+		var tr TierResult
+		if err := json.Unmarshal([]byte(in), &tr); err != nil || tr.Status != want || tr.Tier != "small" {
+			t.Errorf("%s: read %+v (%v), want %s", in, tr, err, want)
+		}
+		if len(tr.Criteria) > 0 && !tr.Criteria[0].Passed() {
+			t.Errorf("%s: criterion %+v, want pass", in, tr.Criteria[0])
 		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/etcdperf/etcdperf/finding"
-	"github.com/etcdperf/etcdperf/internal/hardware"
+	"github.com/etcdperf/etcdperf/hardware"
 	"github.com/etcdperf/etcdperf/results"
 )
 

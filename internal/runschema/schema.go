@@ -17,20 +17,17 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/etcdperf/etcdperf/internal/check"
-	"github.com/etcdperf/etcdperf/internal/drill"
-	"github.com/etcdperf/etcdperf/internal/plan"
-	"github.com/etcdperf/etcdperf/internal/qualify"
 	"github.com/etcdperf/etcdperf/results"
+
+	// The packages that own a section register it (results.RegisterSection).
+	_ "github.com/etcdperf/etcdperf/drill"
+	_ "github.com/etcdperf/etcdperf/internal/check"
+	_ "github.com/etcdperf/etcdperf/internal/qualify"
+	_ "github.com/etcdperf/etcdperf/plan"
 )
 
 // Path is where the schema is checked in, from the module root.
 const Path = "docs/run-file.schema.json"
-
-// sections are the types of every section a run file may hold.
-func sections() []results.Section {
-	return []results.Section{check.Result{}, plan.Record{}, plan.KubeResult{}, qualify.Record{}, &drill.ReplaceResult{}, &drill.RestartResult{}}
-}
 
 // Generate is the schema, indented, with a final newline.
 func Generate() ([]byte, error) {
@@ -40,7 +37,7 @@ func Generate() ([]byte, error) {
 		return nil, err
 	}
 	props := map[string]any{}
-	for _, s := range sections() {
+	for _, s := range results.RegisteredSections() {
 		t := reflect.TypeOf(s)
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()

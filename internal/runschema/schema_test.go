@@ -41,8 +41,8 @@ func TestRecordedRunsValidate(t *testing.T) {
 	}
 	for _, path := range []string{
 		"../../cmd/etcdperf/testdata/plan-run.json",
-		"../../internal/report/testdata/drill-run.json",
-		"../../internal/report/testdata/run-fixture.json",
+		"../../report/testdata/drill-run.json",
+		"../../report/testdata/run-fixture.json",
 	} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			run, err := results.ReadFile(path)

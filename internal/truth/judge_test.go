@@ -79,7 +79,7 @@ func TestJudge(t *testing.T) {
 }
 
 func TestDisagreement(t *testing.T) {
-	v := func(status, bottleneck string, ranked []string, fs ...finding.Finding) *verdictOut {
+	v := func(status finding.Status, bottleneck string, ranked []string, fs ...finding.Finding) *verdictOut {
 		return &verdictOut{Verdict: finding.Verdict{Status: status, Bottleneck: bottleneck, Ranked: ranked}, Findings: fs}
 	}
 	f := func(c, s string) finding.Finding {
@@ -179,6 +179,7 @@ func TestRowJudge(t *testing.T) {
 		{"split vote", row{sc: mild, runs: []*outcome{none(mild), named(mild, "network")}, bases: []*outcome{none(mild.base), none(mild.base)}, effect: noEffect}, false, "split: right in 1 of 2"},
 		{"the baseline's false alarm", row{sc: mild, runs: []*outcome{none(mild), none(mild)}, bases: []*outcome{none(mild.base), named(mild.base, "network")}, effect: noEffect}, false, "its baseline's run 2"},
 		{"none with an effect", row{sc: mild, runs: []*outcome{none(mild), none(mild)}, bases: []*outcome{none(mild.base), none(mild.base)}, effect: &effect{p: 0.002, shiftMs: 1.5, baseMs: 8}}, false, "raised"},
+		{"a significant rise under 1 ms is no effect", row{sc: mild, runs: []*outcome{none(mild), none(mild)}, bases: []*outcome{none(mild.base), none(mild.base)}, effect: &effect{p: 0.001, shiftMs: 0.5, baseMs: 2}}, true, ""},
 		{"a significant fall is no effect", row{sc: mild, runs: []*outcome{none(mild), none(mild)}, bases: []*outcome{none(mild.base), none(mild.base)}, effect: &effect{p: 0.002, shiftMs: -1.5, baseMs: 8}}, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

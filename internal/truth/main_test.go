@@ -2,8 +2,10 @@
 // with faults of known cause and size (a throttled or slow-syncing disk, delayed
 // client and peer links, CPU quotas, memory limits near the working set, large
 // values, wide ranges, a filling quota, a stopped member, a leader change, a watch
-// fan-out) on 1, 3 and 5 members and on members hidden in network namespaces of
-// their own (etcdperf cannot see their process: remote members), and healthy
+// fan-out, a link held now and then, busy processes on a member's core, a
+// defragmentation, a decoy on the port a member advertises) on 1, 3 and 5
+// members and on members hidden in network namespaces of their own (etcdperf
+// cannot see their process: remote members), and healthy
 // baselines of every workload shape, each measured by the etcdperf binary exactly
 // as a user runs it. It prints a confusion table (expected class → named class,
 // with the verdict's status) and the false alarms, and fails on any miss.
@@ -30,12 +32,15 @@ import (
 	"os"
 	"testing"
 
-	"github.com/etcdperf/etcdperf/internal/cluster"
+	"github.com/etcdperf/etcdperf/cluster"
+	"github.com/etcdperf/etcdperf/internal/faults"
 )
 
-// TestMain lets cluster.Start re-execute this test binary as an etcd member: the
-// faults need each member in a process of its own.
+// TestMain lets cluster.Start re-execute this test binary as an etcd member (the
+// faults need each member in a process of its own) and faults.Hogs as a busy
+// process.
 func TestMain(m *testing.M) {
 	cluster.MaybeRunEtcd()
+	faults.MaybeRunHog()
 	os.Exit(m.Run())
 }

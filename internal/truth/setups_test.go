@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,7 +13,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/etcdperf/etcdperf/internal/analyze"
+	"github.com/etcdperf/etcdperf/analyze"
 	"github.com/etcdperf/etcdperf/internal/faults"
 	"github.com/etcdperf/etcdperf/internal/units"
 )
@@ -193,4 +195,131 @@ func memberSnapshot(e *runEnv, url string) *analyze.Snapshot {
 		e.t.Fatal(err)
 	}
 	return s
+}
+
+// stallMember starts n members and stops one (the first, the leader or a
+// follower) for span, after a delay counted from the start of etcdperf.
+func stallMember(n int, where string, after, span time.Duration) func(*runEnv) ([]string, string) {
+	return func(e *runEnv) ([]string, string) {
+		if err := e.start(n); err != nil {
+			e.t.Fatal(err)
+		}
+		m, err := e.member(where)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		faults.Stall(e.t, m.Pid(), after, span)
+		return e.endpoints(), ""
+	}
+}
+
+// clientHold puts a hold proxy (the link held for hold once every period)
+// between etcdperf and the leader; /metrics are scraped direct.
+func clientHold(n int, every, hold time.Duration) func(*runEnv) ([]string, string) {
+	return func(e *runEnv) ([]string, string) {
+		if err := e.start(n); err != nil {
+			e.t.Fatal(err)
+		}
+		where := ""
+		if n > 1 {
+			where = "leader"
+		}
+		m, err := e.member(where)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		proxy := faults.HoldProxy(e.t, hostOf(m.ClientURL), every, hold)
+		var metrics []string
+		for _, ep := range e.c.Endpoints() {
+			metrics = append(metrics, ep+"/metrics")
+		}
+		return []string{"--endpoints", "http://" + proxy, "--metrics-urls", strings.Join(metrics, ",")}, ""
+	}
+}
+
+// contention starts n members, gives one (the first or the leader) a CPU of
+// its own, the host's last (as a cpuset or the kubelet's static CPU manager
+// does), and starts per busy processes pinned to that CPU, outside its cgroup:
+// other tenants on the member's core. The generator keeps the other CPUs (with
+// every CPU hogged it could not keep its rate, and the run was invalid).
+func contention(n int, where string, per int) func(*runEnv) ([]string, string) {
+	return func(e *runEnv) ([]string, string) {
+		if err := e.start(n); err != nil {
+			e.t.Fatal(err)
+		}
+		m, err := e.member(where)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		cpus, err := faults.Affinity(os.Getpid())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(cpus) < 2 {
+			return nil, fmt.Sprintf("a CPU of the member's own needs 2 CPUs; this process may run on %v", cpus)
+		}
+		core := cpus[len(cpus)-1:]
+		if err := faults.Pin(m.Pid(), core); err != nil {
+			e.t.Fatal(err)
+		}
+		faults.Hogs(e.t, core, per, "")
+		return e.endpoints(), ""
+	}
+}
+
+// decoyAdvertised starts a member that advertises a loopback client URL it does
+// not listen on, where a decoy listens instead: a busy process under a CFS quota
+// of 0.10 cores, started before the member. Graded as the member, the decoy's
+// quota and CPU would read a saturated CPU; the member itself is idle enough.
+// Its /metrics are named on the command line (the advertised URL leads to the
+// decoy).
+func decoyAdvertised(e *runEnv) ([]string, string) {
+	cg := faults.NewCgroup(e.t, "cpu", "cpu.cfs_quota_us")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	pids := faults.Hogs(e.t, []int{-1}, 1, addr)
+	if err := cg.Set("cpu.cfs_period_us", "100000"); err != nil {
+		return nil, err.Error()
+	}
+	if err := cg.Set("cpu.cfs_quota_us", "10000"); err != nil {
+		return nil, err.Error()
+	}
+	if err := cg.Add(pids[0]); err != nil {
+		e.t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // process start times are in clock ticks: one second apart at least
+	if err := e.start(1, "--advertise-client-urls=http://"+addr); err != nil {
+		e.t.Fatal(err)
+	}
+	return append(e.endpoints(), "--metrics-urls", e.c.Endpoints()[0]+"/metrics"), ""
+}
+
+// defragUnderLoad starts n members, grows the db with keys of 1 KiB (a
+// defragmentation rewrites every one of them) and defragments the first member after a
+// delay counted from the start of etcdperf.
+func defragUnderLoad(n, keys int, after time.Duration) func(*runEnv) ([]string, string) {
+	return func(e *runEnv) ([]string, string) {
+		if err := e.start(n); err != nil {
+			e.t.Fatal(err)
+		}
+		ctx := context.Background()
+		val := strings.Repeat("d", 1024)
+		t0 := time.Now()
+		for i := 0; i < keys; i += 128 { // etcd's default --max-txn-ops
+			var ops []clientv3.Op
+			for j := i; j < i+128 && j < keys; j++ {
+				ops = append(ops, clientv3.OpPut(fmt.Sprintf("/preload/%08d", j), val))
+			}
+			if _, err := e.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+		e.t.Logf("preloaded %d keys of 1 KiB in %s", keys, time.Since(t0).Round(time.Millisecond))
+		faults.Defrag(e.t, e.c.Endpoints()[0], after)
+		return e.endpoints(), ""
+	}
 }
