@@ -104,18 +104,30 @@ func TestMemberWait(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		wait *float64
+		// busy is the host's CPUs' busy share (2 CPUs, a generator at 0.2
+		// cores); 0: not read.
+		busy float64
+		sev  finding.Severity
 		want string
 	}{
-		{"not measured", nil, ""},
-		{"waited as long as it ran", f(4), "waited 4.00 s for a CPU beside 4.0 CPU-s used = 50%"},
+		{"not measured", nil, 0, "", ""},
+		{"waited as long as it ran", f(4), 0.9, finding.OK, "waited 4.00 s for a CPU beside 4.0 CPU-s used = 50%"},
+		{"waited for the cluster itself", f(40), 0.45, finding.OK, "= 91% of their runnable time, the host's CPUs busy 45%; work besides the members and the generator took 0.3 cores, less than the member's 0.4: they wait for each other"},
+		{"waited for a neighbour", f(40), 0.9, finding.Fail, "= 91% of their runnable time, the host's CPUs busy 90%; work besides the members and the generator took 1.2 cores, more than the member's own 0.4: other work takes its CPU"},
+		{"neighbour unknown", f(40), 0, finding.OK, "the CPU of work besides the members and the generator is unknown"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// 4 CPU-s over the window.
 			i := withRun(single(in(t, walText(0, 0, 1, 0), walText(0, 100, 0.001, 4))), putRun(2))
 			i.Run.Target.Members = []results.Member{{Name: "m0", Pid: 7, CPUWaitS: c.wait}}
+			i.Run.Host = &results.Host{CPUs: 2}
+			i.Run.Client.CPUSeconds = 2 // 0.2 cores over the run's 10 s
+			if c.busy > 0 {
+				i.Run.HostCPUBusy = &c.busy
+			}
 			got := memberWaitRule(i, Limits{})
-			if got.Severity.Bad() || !strings.Contains(got.Observed, c.want) || (c.want == "") != (got.Severity == "") {
-				t.Errorf("%s (%s), want ok with %q", got.Severity, got.Observed, c.want)
+			if got.Severity != c.sev || !strings.Contains(got.Observed, c.want) {
+				t.Errorf("%s (%s), want %s with %q", got.Severity, got.Observed, c.sev, c.want)
 			}
 		})
 	}
