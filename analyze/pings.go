@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/etcdperf/etcdperf/finding"
+	"github.com/etcdperf/etcdperf/internal/metrics"
 	"github.com/etcdperf/etcdperf/internal/units"
 	"github.com/etcdperf/etcdperf/results"
 )
@@ -214,18 +215,38 @@ func pingWorst(in *Input, b *finding.Budget, ps []endpointPing) (Observation, pi
 	if worstShare < 0 {
 		return unknown("the run has no request latencies beside its PINGs"), pingGraded{}
 	}
-	if busy, what := busiestCPU(in); worst.Severity.Bad() && busy >= limCPU.Warn {
+	if why := cpuStarved(in); worst.Severity.Bad() && why != "" {
 		// A busy CPU delays the PINGs' answer (the member's transport) or
 		// their reading (the generator) as it delays the requests.
 		worst.Severity = finding.OK
 		worst.Observed = strings.Replace(worst.Observed, measuresNetwork, "", 1)
-		worst.Observed += fmt.Sprintf("; %s CPU %s busy, so the PINGs wait for it too: not the network's alone", what, pct(busy))
+		worst.Observed += fmt.Sprintf("; %s, so the PINGs wait for it too: not the network's alone", why)
 	}
 	if len(rest) > 0 {
 		worst.Observed += "; the others: " + strings.Join(shortLines(rest, "round trip to "), "; ")
 	}
 	where.share50 = share50
 	return worst, where
+}
+
+// cpuStarved says why the members' answers and the generator's reading wait
+// for a CPU, "" when nothing says they do: a CPU at limCPU's warn level or more
+// (busiestCPU), or a member's host whose tasks waited for a CPU at limPSI's
+// warn level or more (node_exporter's pressure, where a Prometheus gave it: a
+// CFS quota under the member's GOMAXPROCS shows nowhere in its own metrics).
+func cpuStarved(in *Input) string {
+	if busy, what := busiestCPU(in); busy >= limCPU.Warn {
+		return fmt.Sprintf("%s CPU %s busy", what, pct(busy))
+	}
+	for _, w := range in.Members {
+		if !w.Usable() || w.Seconds() < minCPUWindow {
+			continue
+		}
+		if d, ok := w.CounterDelta(metrics.NodePressureCPU, nil); ok && d/w.Seconds() >= limPSI.Warn {
+			return fmt.Sprintf("the tasks of %s's host waited for a CPU %s of the window", in.describe(w.Member), pct(min(d/w.Seconds(), 1)))
+		}
+	}
+	return ""
 }
 
 // busiestCPU is the busiest of every member's CPU (a member at its quota

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +152,41 @@ func TestSlowFollowerDiskShare(t *testing.T) {
 	f := findingOf(t, rep, finding.ClassDisk)
 	if f.Share == nil || *f.Share < 0.5 || f.ShareAt != "p99" || f.Risk != "" {
 		t.Errorf("follower disk share %v at %q risk %q, want its own ≥ 50%% at p99: %+v", ptrVal(f.Share), f.ShareAt, f.Risk, f.Evidence)
+	}
+}
+
+// TestPingsOfAStarvedHost: a member under a CPU quota that its own metrics do
+// not show answers its PINGs late; where node_exporter says its host's tasks
+// waited for a CPU at PSI's warn level, the PINGs' tail is not the network's
+// (make truth's remote/prometheus/cpu/quota=0.10 read network fail from it).
+func TestPingsOfAStarvedHost(t *testing.T) {
+	ok := spread{fast: 3000, slow: 9000, tail: 0.02}
+	for _, tc := range []struct {
+		name string
+		psi  float64 // the share of each 5 s between scrapes m2's host waited
+		sev  finding.Severity
+		want string
+	}{
+		{"host not starved", 0.2, finding.Fail, "p99 210 ms"},
+		{"host starved", 0.64, finding.OK, "the tasks of m2 127.0.0.1:22379's host waited for a CPU 64% of the window, so the PINGs wait for it too"},
+	} {
+		run := endpointRun(t, []spread{ok, {3000, 376_000, 0.03}, ok}, func(m, i int) string {
+			s := member(m == 0, 1)
+			if m == 1 {
+				s += fmt.Sprintf("# TYPE %s counter\n%s %g\n", metrics.NodePressureCPU, metrics.NodePressureCPU, tc.psi*5*float64(i))
+			}
+			return s
+		})
+		for m, p := range []spread{{100, 400, 0.02}, {400, 210_000, 0.03}, {100, 400, 0.02}} {
+			run.EndpointLoads[m].Pings, run.EndpointLoads[m].PingHist = 600, p.hist(t, 600)
+		}
+		rep, err := Run(run, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := evidenceOf(t, rep, ruleBy(t, "client round trip").Signal)
+		if e.Severity != tc.sev || !strings.Contains(e.Observed, tc.want) {
+			t.Errorf("%s: %s %q, want %s with %q", tc.name, e.Severity, e.Observed, tc.sev, tc.want)
+		}
 	}
 }

@@ -126,13 +126,13 @@ func readRoundWorst(in *Input, b *finding.Budget) (Observation, roundGraded) {
 	if known {
 		worst.Observed += fmt.Sprintf("; the slowest disk: %s WAL fsync and backend commit p99, and the apply's, %s", diskOn, units.Duration(disk/1000))
 	}
-	busy, what := busiestCPU(in)
+	starved := cpuStarved(in)
 	changes, _ := leaderChanges(in)
 	switch {
 	case !worst.Severity.Bad():
-	case busy >= limCPU.Warn:
+	case starved != "":
 		worst.Severity = finding.OK
-		worst.Observed += fmt.Sprintf("; %s CPU %s busy, so the members' answers wait for it too: not the link's alone", what, pct(busy))
+		worst.Observed += fmt.Sprintf("; %s, so the members' answers wait for it too: not the link's alone", starved)
 	case changes > 0:
 		// A read waits for the new leader's first commit: the election's cost,
 		// which the election rule grades.
