@@ -539,9 +539,26 @@ func (h *harness) run(t *testing.T, o *outcome, sc *scenario) {
 		graded = p
 	}
 	o.read(graded)
+	logBad(t, graded)
 	if *recordDir != "" && out.RunFile != "" {
 		if err := record(*recordDir, sc, out.RunFile, env.graded); err != nil {
 			t.Logf("record fixtures: %v", err)
+		}
+	}
+}
+
+// logBad logs the evidence graded warn or fail, so that a miss in a fresh
+// clone, whose run files are gone with its temp dir, can be read from its log.
+func logBad(t *testing.T, v *verdictOut) {
+	for _, f := range v.Findings {
+		for _, e := range f.Evidence {
+			if e.Severity.Bad() {
+				where := ""
+				if e.Member != "" {
+					where = " on " + strings.TrimSpace(e.MemberName+" "+e.Member+" "+e.Role)
+				}
+				t.Logf("  %s %s: %s%s: %s", e.Severity, f.Class, e.Signal, where, e.Observed)
+			}
 		}
 	}
 }
